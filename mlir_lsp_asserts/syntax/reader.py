@@ -1,0 +1,400 @@
+"""The structural reader: MLIR text -> op index, fast and tolerant.
+
+It never needs a dialect to be registered. Whole-file work is done with compiled regexes
+(`TOKEN` finds only strings, comments, brackets and newlines; everything else is skipped by the
+regex engine), and nested regions below the top-level ops are skipped with a brace matcher and
+read only on demand (`Reader.expand`), so a 50 MB module costs one brace scan plus the ops the
+caller asks about.
+
+How an op's extent is found: an op starts at a statement start (results `%a, %b:2 =`, a bare or
+quoted name) and runs until, outside parentheses and brackets, a line ends that is not
+continued (the line ends in `,` `=` `:` `->` `(`, or the next line starts with `->` `:` `{` `(`
+`[` `=`, a keyword such as `ins`/`outs`/`to`/`step`/`attributes`/`else`, or `word(`), or the
+enclosing region's `}` comes. `{` opens a region when what follows is an op, a block label or
+`%`; otherwise it opens an attribute dictionary, which is skipped as a whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .index import Block, Op, Region, SyntaxIssue
+
+# Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
+TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*(")?|//[^\n]*|[{}()\[\]\n]')
+BRACES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|[{}]')
+SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
+SPACES = re.compile(r"[ \t\r]*")
+RESULTS = re.compile(r"(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)\s*=(?!=)\s*")
+RESULT_ITEM = re.compile(r"%([\w$.\-]+)(?::(\d+))?")
+BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+LABEL = re.compile(r"\^[\w$.\-]+")
+BLOCK_ARG = re.compile(r'"(?:[^"\\\n]|\\.)*"|%([\w$.\-]+)')
+ALIAS_DEF = re.compile(r"[#!][\w$.\-]+[ \t]*=")
+SPLIT_MARKER = re.compile(r"^// -----[^\n]*$", re.M)
+
+# Words that continue an op on the next line instead of starting a new one.
+CONTINUATION_WORDS = frozenset(
+    """ins outs to step else attributes iter_args into do count dimensions permutation
+    inits offsets sizes strides reduction workgroups bindings layout objects ordinal
+    outer_dims_perm inner_dims_pos inner_tiles padding_value then from by with
+    indexing_maps iterator_types lowering_config translation_info uses_of in at on
+    default case and or unique_id""".split()
+)
+
+
+class Reader:
+    """Reads one chunk of text. `read()` gives the top-level ops; `expand(op)` reads deeper."""
+
+    def __init__(self, text: str, start: int = 0, end: int | None = None, lazy: bool = True):
+        self.text = text
+        self.start = start
+        self.end = len(text) if end is None else end
+        self.issues: list[SyntaxIssue] = []
+        # When set, the regions of top-level ops (children of the outer `module`s) are skipped
+        # and read on demand with `expand`: an edit or a query touches one of them only.
+        self.lazy = lazy
+
+    # -- entry points -----------------------------------------------------------------
+    def read(self) -> list[Op]:
+        block = Block(None, self.start)
+        pos = self._read_block_ops(self.start, None, [block], depth=0)
+        if pos < self.end:  # a stray '}' at top level
+            self.issues.append(SyntaxIssue(pos, pos + 1, "unmatched '}'"))
+            while pos < self.end:
+                pos += 1
+                block2 = Block(None, pos)
+                pos = self._read_block_ops(pos, None, [block2], depth=0)
+                block.ops.extend(block2.ops)
+                if pos < self.end:
+                    self.issues.append(SyntaxIssue(pos, pos + 1, "unmatched '}'"))
+        return block.ops
+
+    def expand(self, op: Op) -> None:
+        """Read the lazily skipped regions of `op` and of everything nested in it."""
+        saved = self.lazy
+        self.lazy = False
+        try:
+            stack = [op]
+            while stack:
+                cur = stack.pop()
+                if cur.lazy_regions:
+                    lazy, cur.lazy_regions = cur.lazy_regions, []
+                    for s, _e in lazy:
+                        region = Region(s, s)
+                        self._read_region(s, cur, region, self._depth_of(cur) + 1)
+                        cur.regions.append(region)
+                    cur.regions.sort(key=lambda r: r.start)
+                for r in cur.regions:
+                    for b in r.blocks:
+                        stack.extend(b.ops)
+        finally:
+            self.lazy = saved
+
+    @staticmethod
+    def _depth_of(op: Op) -> int:
+        d = 0
+        p = op.parent
+        while p is not None:
+            d += 1
+            p = p.parent
+        return d
+
+    # -- blocks and regions -----------------------------------------------------------
+    def _read_region(self, brace: int, parent: Op, region: Region, depth: int) -> int:
+        """Read a region whose `{` is at `brace`; returns the offset after its `}`."""
+        blocks = [Block(None, brace + 1)]
+        pos = self._read_block_ops(brace + 1, parent, blocks, depth)
+        region.blocks = blocks
+        if pos >= self.end:
+            self.issues.append(SyntaxIssue(brace, brace + 1, "region '{' is never closed"))
+            region.end = self.end
+            return self.end
+        region.end = pos + 1
+        return pos + 1
+
+    def _read_block_ops(self, pos: int, parent: Op | None, blocks: list[Block], depth: int) -> int:
+        """Read ops until the enclosing `}` (returns its offset) or the end of the chunk."""
+        text, end = self.text, self.end
+        while True:
+            pos = SKIP_WS.match(text, pos, end).end()
+            if pos >= end:
+                return end
+            c = text[pos]
+            if c == "}":
+                return pos
+            if c == "^":
+                pos = self._read_label(pos, blocks)
+                continue
+            if parent is None and c in "#!":
+                pos = self._skip_statement(pos)  # attribute / type alias definition
+                continue
+            if parent is None and text.startswith("{-#", pos):
+                close = text.find("#-}", pos, end)
+                if close == -1:
+                    self.issues.append(SyntaxIssue(pos, pos + 3, "'{-#' metadata is never closed"))
+                    return end
+                pos = close + 3
+                continue
+            op, pos = self._read_op(pos, parent, depth)
+            if op is not None:
+                blocks[-1].ops.append(op)
+
+    def _read_label(self, pos: int, blocks: list[Block]) -> int:
+        text = self.text
+        m = LABEL.match(text, pos, self.end)
+        if m is None:
+            self.issues.append(SyntaxIssue(pos, pos + 1, "expected a block label after '^'"))
+            return self._skip_line(pos)
+        block = Block(m.group(0), pos)
+        p = m.end()
+        if p < self.end and text[p] == "(":
+            close = self._match_paren(p)
+            for a in BLOCK_ARG.finditer(text, p, close):
+                if a.group(1) is not None:
+                    block.args.append((a.group(1), a.start()))
+            p = close + 1
+        p = SPACES.match(text, p, self.end).end()
+        if p < self.end and text[p] == ":":
+            p += 1
+        else:
+            self.issues.append(SyntaxIssue(pos, m.end(), "expected ':' after block label"))
+        if len(blocks) == 1 and blocks[0].label is None and not blocks[0].ops:
+            blocks[0] = block
+        else:
+            blocks.append(block)
+        return p
+
+    # -- ops --------------------------------------------------------------------------
+    def _read_op(self, pos: int, parent: Op | None, depth: int) -> tuple[Op | None, int]:
+        text, end = self.text, self.end
+        start = pos
+        results: list[tuple[str, int, int]] = []
+        if text[pos] == "%":
+            m = RESULTS.match(text, pos, end)
+            if m is None:
+                self.issues.append(SyntaxIssue(pos, self._line_end(pos), "expected '=' after SSA result names"))
+                return None, self._skip_line(pos)
+            for r in RESULT_ITEM.finditer(text, m.start(1), m.end(1)):
+                results.append((r.group(1), r.start(), int(r.group(2) or 1)))
+            pos = m.end()
+        name_start = pos
+        generic = False
+        if pos < end and text[pos] == '"':
+            m = STRING.match(text, pos, end)
+            if m is None:
+                self.issues.append(SyntaxIssue(pos, self._line_end(pos), "unterminated string"))
+                return None, self._skip_line(pos)
+            name = m.group(0)[1:-1]
+            generic = True
+        else:
+            m = BARE_ID.match(text, pos, end)
+            if m is None:
+                stop = self._line_end(pos)
+                self.issues.append(SyntaxIssue(pos, max(stop, pos + 1), "expected an operation"))
+                return None, self._skip_line(pos)
+            name = m.group(0)
+        op = Op(name, start, m.end(), name_start, results, generic, parent)
+        pos = self._read_op_body(m.end(), op, depth)
+        return op, pos
+
+    def _read_op_body(self, pos: int, op: Op, depth: int) -> int:
+        """Scan from after the op name to its end; read or skip its regions. Sets `op.end`."""
+        text, end = self.text, self.end
+        search = TOKEN.search
+        nesting = 0  # ( and [
+        last = pos  # end of the last significant text seen on the current line
+        while True:
+            m = search(text, pos, end)
+            if m is None:
+                tail = text[pos:end].rstrip()
+                op.end = pos + len(tail) if tail else last
+                if nesting:
+                    self.issues.append(SyntaxIssue(op.start, op.end, "unbalanced '(' or '[' in operation"))
+                return end
+            s = m.start()
+            c = text[s]
+            if s > pos:
+                gap = text[pos:s].rstrip()
+                if gap:
+                    last = pos + len(gap)
+            if c == "\n":
+                if nesting == 0 and not self._continues(last, s + 1):
+                    op.end = last
+                    return s + 1
+                pos = s + 1
+                continue
+            if c == '"':
+                if m.group(1) is None:
+                    self.issues.append(SyntaxIssue(s, m.end(), "unterminated string"))
+                last = pos = m.end()
+                continue
+            if c == "/":
+                pos = m.end()
+                continue
+            if c in "([":
+                nesting += 1
+                last = pos = s + 1
+                continue
+            if c in ")]":
+                nesting -= 1
+                if nesting < 0:
+                    self.issues.append(SyntaxIssue(s, s + 1, f"unmatched '{c}'"))
+                    nesting = 0
+                last = pos = s + 1
+                continue
+            if c == "{":
+                if self._is_region(s):
+                    if self.lazy and is_unit(op):
+                        close = self._skip_braces(s)
+                        op.lazy_regions.append((s, close))
+                        last = pos = close
+                    else:
+                        region = Region(s, s)
+                        last = pos = self._read_region(s, op, region, depth + 1)
+                        op.regions.append(region)
+                else:
+                    last = pos = self._skip_braces(s)
+                continue
+            # c == "}": the enclosing region ends inside this op's line
+            if nesting:
+                self.issues.append(SyntaxIssue(op.start, s, "unbalanced '(' or '[' in operation"))
+            op.end = last
+            return s
+
+    def _continues(self, code_end: int, next_pos: int) -> bool:
+        """Does the op go on past the newline? `code_end` ends this line's significant text."""
+        text, end = self.text, self.end
+        if code_end > 0:
+            prev = text[code_end - 1]
+            if prev in ",=:(" or text.startswith("->", code_end - 2):
+                return True
+        q = SKIP_WS.match(text, next_pos, end).end()
+        if q >= end:
+            return False
+        c = text[q]
+        if c in ":{([=@-<" or c.isdigit():
+            return True
+        if c == "%":  # operands on the next line, unless a new op `%a, %b = ...` starts
+            return RESULTS.match(text, q, end) is None
+        if c in "#!":  # an attribute or type, unless an alias definition starts
+            return ALIAS_DEF.match(text, q, end) is None
+        if c.isalpha() or c == "_":
+            m = BARE_ID.match(text, q, end)
+            word = m.group(0)
+            if word in CONTINUATION_WORDS:
+                return True
+            after = m.end()
+            if after < end and text[after] in "(<[" and "." not in word:
+                return True
+            a2 = SPACES.match(text, after, end).end()
+            if a2 < end and text[a2] == "=" and not text.startswith("==", a2):
+                return True
+        return False
+
+    def _is_region(self, brace: int) -> bool:
+        """Does the `{` at `brace` open a region (True) or an attribute dictionary (False)?"""
+        text, end = self.text, self.end
+        q = SKIP_WS.match(text, brace + 1, end).end()
+        if q >= end:
+            return True  # `{` then end of text: an unclosed region (reported by the caller)
+        c = text[q]
+        if c in "%^":
+            return True
+        if c == '"':
+            m = STRING.match(text, q, end)
+            if m is None:
+                return False
+            a = SPACES.match(text, m.end(), end).end()
+            return a < end and text[a] == "("
+        if c.isalpha() or c == "_":
+            m = BARE_ID.match(text, q, end)
+            a = SPACES.match(text, m.end(), end).end()
+            nc = text[a] if a < end else ""
+            if nc == "=" and not text.startswith("==", a):
+                return False
+            if nc == ",":
+                return False
+            if nc == "}":
+                if "." not in m.group(0):
+                    return False
+                before = text[max(0, brace - 16):brace].rstrip()
+                return not (before.endswith("attributes") or before.endswith(")"))
+            return True
+        if c == "}":
+            # `{}`: an empty region after `)` in generic form `({})` or an empty dictionary.
+            before = text[max(0, brace - 2):brace].rstrip()
+            return before.endswith("(") or before.endswith(",")
+        return False
+
+    def _skip_braces(self, brace: int) -> int:
+        """Offset after the `}` matching the `{` at `brace` (strings and comments skipped)."""
+        text, end = self.text, self.end
+        depth = 0
+        for m in BRACES.finditer(text, brace, end):
+            c = text[m.start()]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return m.end()
+        self.issues.append(SyntaxIssue(brace, brace + 1, "'{' is never closed"))
+        return end
+
+    def _match_paren(self, p: int) -> int:
+        """Offset of the `)` matching the `(` at p (or end of line on error)."""
+        text, end = self.text, self.end
+        depth = 0
+        for m in TOKEN.finditer(text, p, end):
+            c = text[m.start()]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    return m.start()
+            elif c in "{}":
+                break
+        self.issues.append(SyntaxIssue(p, p + 1, "unmatched '('"))
+        return self._line_end(p)
+
+    def _skip_statement(self, pos: int) -> int:
+        """Skip an alias definition (`#map = ...`, `!t = ...`), which may span lines."""
+        op = Op("#alias", pos, pos, pos, [])
+        return self._read_op_body(pos + 1, op, depth=0)
+
+    def _line_end(self, pos: int) -> int:
+        e = self.text.find("\n", pos, self.end)
+        return self.end if e == -1 else e
+
+    def _skip_line(self, pos: int) -> int:
+        e = self._line_end(pos)
+        return e + 1 if e < self.end else self.end
+
+
+MODULE_NAMES = frozenset({"module", "builtin.module"})
+
+
+def is_unit(op: Op) -> bool:
+    """A top-level op: not a module, and every ancestor is a module (a function, a global...)."""
+    if op.name in MODULE_NAMES:
+        return False
+    p = op.parent
+    while p is not None:
+        if p.name not in MODULE_NAMES:
+            return False
+        p = p.parent
+    return True
+
+
+def split_chunks(text: str) -> list[tuple[int, int]]:
+    """`// -----` split points, like mlir-lsp-server and lit: [(start, end), ...]."""
+    bounds = []
+    pos = 0
+    for m in SPLIT_MARKER.finditer(text):
+        bounds.append((pos, m.start()))
+        pos = m.end()
+    bounds.append((pos, len(text)))
+    return bounds
