@@ -1,0 +1,140 @@
+"""The checker: text in, findings out. Knows nothing of LSP or argparse.
+
+    result = check_text(text, settings)
+
+Finds candidate asserts with one regex over the whole text, reads in full only the top-level
+ops that contain one, classifies each `cf.assert` with the rules, applies selection, severity
+overrides and suppression comments, and attaches the fixes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .config import Settings
+from .findings import Finding, Position, Related, Span
+from .rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity, classify
+from .syntax.document import ParsedText, parse
+from .syntax.index import Op
+from .syntax.ops import AssertOp, parse_op
+
+ASSERT_CANDIDATE = re.compile(r'(?<![\w.$"-])cf\.assert(?![\w.$-])|"cf\.assert"')
+ASSERT_NAMES = frozenset({"cf.assert"})
+SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")
+TRAILING_LOC = re.compile(r'loc\(("(?:[^"\\]|\\.)*"):(\d+):(\d+)\)\s*$')
+LOC_ALIAS_USE = re.compile(r"loc\((#[\w$.\-]+)\)\s*$")
+
+# A cap like other linters': past it, one summary finding instead of an avalanche.
+MAX_SYNTAX_ISSUES = 100
+
+
+@dataclass
+class CheckResult:
+    parsed: ParsedText
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
+
+
+def span_of(parsed: ParsedText, start: int, end: int) -> Span:
+    lines = parsed.lines
+    s = lines.position(start)
+    e = lines.position(end)
+    return Span(start, end, Position(*s), Position(*e))
+
+
+def assert_ops(parsed: ParsedText) -> list[Op]:
+    return parsed.ops_matching(ASSERT_CANDIDATE, ASSERT_NAMES)
+
+
+def _suppressed(parsed: ParsedText, op: Op, code: str) -> bool:
+    lines = parsed.lines
+    first = lines.line_of(op.start)
+    last = lines.line_of(max(op.start, op.end - 1))
+    for ln in {first - 1, first, last}:
+        if ln < 0 or ln >= lines.line_count:
+            continue
+        text = lines.line_text(ln)
+        if "mlir-lsp" not in text:
+            continue
+        m = SUPPRESS.search(text)
+        if m is None:
+            continue
+        if m.group(1) is None:
+            return True
+        codes = {c.strip().upper() for c in m.group(1).split(",")}
+        if code in codes or RULES_BY_CODE[code].name.upper() in codes:
+            return True
+    return False
+
+
+def _source_location(parsed: ParsedText, op: Op) -> str | None:
+    """`file:line:col` of an op's trailing `loc(...)`, through `#loc` aliases (bytecode input)."""
+    text = parsed.text[op.start:op.end]
+    m = TRAILING_LOC.search(text)
+    if m is None:
+        a = LOC_ALIAS_USE.search(text)
+        if a is None:
+            return None
+        d = re.search(r"^" + re.escape(a.group(1)) + r'\s*=\s*loc\(("(?:[^"\\]|\\.)*"):(\d+):(\d+)\)', parsed.text, re.M)
+        if d is None:
+            return None
+        m = d
+    return f"{m.group(1)[1:-1]}:{m.group(2)}:{m.group(3)}"
+
+
+def assert_message(parsed: ParsedText, op: Op) -> str | None:
+    detail = parse_op(parsed.text[op.start:op.end])
+    return detail.message if isinstance(detail, AssertOp) else None
+
+
+def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool = True,
+               is_bytecode: bool = False, parsed: ParsedText | None = None) -> CheckResult:
+    settings = settings or Settings()
+    parsed = parsed or parse(text)
+    result = CheckResult(parsed)
+    for op in assert_ops(parsed):
+        rule, placement = classify(op)
+        if not settings.enabled(rule.code):
+            continue
+        if _suppressed(parsed, op, rule.code):
+            result.suppressed += 1
+            continue
+        msg_text = assert_message(parsed, op)
+        message = placement.reason
+        if msg_text:
+            message += f': "{msg_text}"'
+        related = ()
+        if placement.related is not None:
+            r = placement.related
+            related = (Related(span_of(parsed, r.name_start, r.name_start + len(r.name) + (2 if r.generic else 0)),
+                               f"enclosing `{r.full_name}`"),)
+        finding = Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=settings.severity_of(rule.code),
+            message=message,
+            span=span_of(parsed, op.start, op.end),
+            assert_message=msg_text,
+            related=related,
+            doc_url=rule.doc_url,
+            op_start=op.start,
+        )
+        if is_bytecode:
+            finding.source_location = _source_location(parsed, op)
+        result.findings.append(finding)
+    issues = parsed.issues
+    for issue in issues[:MAX_SYNTAX_ISSUES]:
+        result.findings.append(Finding(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity.ERROR,
+                                       issue.message, span_of(parsed, issue.start, issue.end)))
+    if len(issues) > MAX_SYNTAX_ISSUES:
+        last = issues[MAX_SYNTAX_ISSUES]
+        result.findings.append(Finding(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity.ERROR,
+                                       f"{len(issues) - MAX_SYNTAX_ISSUES} more syntax errors not shown",
+                                       span_of(parsed, last.start, last.end)))
+    result.findings.sort(key=lambda f: (f.span.start, f.code))
+    if with_fixes:
+        from .fixes import attach_fixes
+
+        attach_fixes(result, settings)
+    return result

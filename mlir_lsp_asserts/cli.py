@@ -1,0 +1,230 @@
+"""`mlir-lsp`: the command line. Parses arguments and translates between the user and the core.
+
+    mlir-lsp --check [options] PATH...     check files (CI mode)
+    mlir-lsp [--stdio | --tcp HOST:PORT]   run the language server
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from . import __version__
+from .reporting import OUTPUT_FORMATS, RENDERERS, FileReport, render_statistics
+from .runner import FileOutcome, JobOptions, cpu_count, run_file
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+PARALLEL_THRESHOLD = 8
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2 with one line, like ruff
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"mlir-lsp: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
+                "language server (default) and CI checker (--check).")
+    p.add_argument("--version", action="version", version=f"mlir-lsp {__version__}")
+    mode = p.add_argument_group("mode")
+    mode.add_argument("--check", action="store_true", help="check files and report findings")
+    mode.add_argument("--stdio", action="store_true", help="run the language server on stdio (default)")
+    mode.add_argument("--tcp", metavar="HOST:PORT", help="run the language server on TCP (debugging)")
+    c = p.add_argument_group("check")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
+    c.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                   help="concise (default), full, json, json-lines, github, sarif, junit")
+    c.add_argument("--select", action="append", default=None, metavar="CODES",
+                   help="comma-separated rule codes or prefixes to report (default: all)")
+    c.add_argument("--extend-select", action="append", default=None, metavar="CODES")
+    c.add_argument("--ignore", action="append", default=None, metavar="CODES",
+                   help="comma-separated rule codes to never report")
+    c.add_argument("--config", metavar="FILE", help="use this mlir-lsp.toml/pyproject.toml")
+    c.add_argument("--statistics", action="store_true", help="print the count of findings per rule")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    c.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    c.add_argument("--watch", action="store_true", help="check again whenever a file changes")
+    c.add_argument("--stdin-filename", metavar="NAME", help="name to report for - (stdin)")
+    c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
+    f = p.add_argument_group("fix")
+    f.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    f.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (host asserts)")
+    f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
+                   help="strip asserts (default) or rewrite them to util.assume.int where sound")
+    return p
+
+
+def _split_codes(values):
+    if values is None:
+        return None
+    return [c for v in values for c in v.split(",") if c.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.check or args.fix or args.diff:
+        try:
+            return run_check(args)
+        except KeyboardInterrupt:
+            return 130
+    if args.paths:
+        print("mlir-lsp: error: paths given without --check (did you mean `mlir-lsp --check PATH`?)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    from .server import run_server
+
+    return run_server(tcp=args.tcp)
+
+
+def _options(args) -> JobOptions:
+    override = {}
+    for key, val in (("select", args.select), ("extend-select", args.extend_select), ("ignore", args.ignore)):
+        codes = _split_codes(val)
+        if codes is not None:
+            override[key] = codes
+    return JobOptions(settings_override=override or None, config_file=args.config, fix=args.fix,
+                      unsafe_fixes=args.unsafe_fixes, diff=args.diff, fix_mode=args.fix_mode)
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.last = 0.0
+
+    def step(self):
+        self.done += 1
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.1 and self.done < self.total:
+            return
+        self.last = now
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def _interactive() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
+    from .config import ConfigError, Settings, settings_for
+    from .files import discover
+    from pathlib import Path
+
+    exclude: tuple[str, ...] = ()
+    try:
+        base = settings_for(Path(args.config) if args.config else Path.cwd(), Path(args.config) if args.config else None)
+        exclude = base.exclude
+    except ConfigError:
+        exclude = Settings().exclude
+    files, problems = discover(args.paths, exclude)
+    stdin_data = None
+    if "-" in files:
+        stdin_data = sys.stdin.buffer.read()
+    progress = _Progress(len(files), _interactive() and not args.no_progress and len(files) > 1 and not args.quiet)
+    outcomes: list[FileOutcome] = []
+    jobs = args.jobs or cpu_count()
+    if len(files) >= PARALLEL_THRESHOLD and jobs > 1:
+        disk = [f for f in files if f != "-"]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            chunk = max(1, len(disk) // (jobs * 8))
+            for oc in pool.map(run_file, disk, [opts] * len(disk), chunksize=chunk):
+                outcomes.append(oc)
+                progress.step()
+        if "-" in files:
+            outcomes.append(run_file("-", opts, stdin_data))
+    else:
+        for f in files:
+            outcomes.append(run_file(f, opts, stdin_data if f == "-" else None))
+            progress.step()
+    progress.close()
+    if args.stdin_filename:
+        for oc in outcomes:
+            if oc.path == "-":
+                oc.path = args.stdin_filename
+    return outcomes, problems
+
+
+def run_check(args) -> int:
+    if not args.paths:
+        print("mlir-lsp: error: --check needs at least one PATH (or - for stdin)", file=sys.stderr)
+        return EXIT_ERROR
+    opts = _options(args)
+    try:
+        from .config import ConfigError, settings_from_mapping
+
+        if opts.settings_override:
+            settings_from_mapping(opts.settings_override, "command line")
+    except ConfigError as e:
+        print(f"mlir-lsp: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.watch:
+        from .watch import watch_loop
+
+        return watch_loop(args, lambda: _check_once(args, opts))
+    return _check_once(args, opts)
+
+
+def _check_once(args, opts: JobOptions) -> int:
+    t0 = time.monotonic()
+    outcomes, problems = check_paths(args, opts)
+    fmt = args.output_format or "concise"
+    errors = 0
+    for msg in problems:
+        print(f"mlir-lsp: warning: {msg}", file=sys.stderr)
+    for oc in outcomes:
+        if oc.error:
+            errors += 1
+            print(f"mlir-lsp: error: {oc.path}: {oc.error}", file=sys.stderr)
+        for note in oc.notes:
+            if not args.quiet:
+                print(f"mlir-lsp: {oc.path}: {note}", file=sys.stderr)
+    if any(p.endswith("no such file or directory") for p in problems):
+        errors += 1
+    reports = [FileReport(oc.path, oc.findings, oc.text, oc.lines) for oc in outcomes if not oc.error]
+    if args.diff:
+        for oc in outcomes:
+            if oc.diff:
+                sys.stdout.write(oc.diff)
+    elif any(oc.stdout_text is not None for oc in outcomes):
+        for oc in outcomes:
+            if oc.stdout_text is not None:
+                sys.stdout.write(oc.stdout_text)
+    else:
+        sys.stdout.write(RENDERERS[fmt](reports))
+    if args.statistics:
+        stream = sys.stderr if fmt not in ("concise", "full") else sys.stdout
+        stream.write(render_statistics(reports))
+    n = sum(len(r.findings) for r in reports)
+    fixed = sum(oc.fixed_count for oc in outcomes)
+    if not args.quiet and fmt in ("concise", "full") and not args.diff:
+        secs = time.monotonic() - t0
+        summary = f"Found {n} finding{'s' if n != 1 else ''} in {len(reports)} file{'s' if len(reports) != 1 else ''} ({secs:.2f} s)"
+        if fixed:
+            summary += f"; fixed {fixed}"
+        print(summary, file=sys.stderr)
+    if errors:
+        return EXIT_ERROR
+    if args.diff:
+        return EXIT_FINDINGS if any(oc.changed for oc in outcomes) else EXIT_CLEAN
+    if n and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Typed settings shared by the CLI and the server, and the config-file loader.
+
+Configuration lives in `mlir-lsp.toml` (top-level keys) or `pyproject.toml` under
+`[tool.mlir-lsp]`, found by walking up from the checked file; the nearest file wins and, in one
+folder, `mlir-lsp.toml` wins over `pyproject.toml` (like ruff.toml over pyproject.toml).
+Command-line flags override it.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .rules import RULES, RULES_BY_CODE, Severity, resolve_code
+
+FIX_MODES = ("strip", "assume")
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: frozenset[str] = field(default_factory=lambda: frozenset(r.code for r in RULES))
+    """Rule codes that are reported (default: all)."""
+    ignore: frozenset[str] = frozenset()
+    """Rule codes that are never reported (wins over select)."""
+    severity: tuple[tuple[str, Severity], ...] = ()
+    """Per-rule severity overrides, e.g. (("MLA003", Severity.WARNING),)."""
+    fix_mode: str = "strip"
+    """Preferred fix: "strip" deletes asserts, "assume" rewrites them to util.assume.int."""
+    exclude: tuple[str, ...] = ()
+    """Glob patterns of paths skipped when walking directories."""
+    source: str | None = None
+    """The config file these settings came from (None: defaults)."""
+
+    def enabled(self, code: str) -> bool:
+        return code in self.select and code not in self.ignore
+
+    def severity_of(self, code: str) -> Severity:
+        for c, sev in self.severity:
+            if c == code:
+                return sev
+        return RULES_BY_CODE[code].severity
+
+
+def _codes(values, where: str) -> frozenset[str]:
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list):
+        raise ConfigError(f"{where}: expected a list of rule codes")
+    out: set[str] = set()
+    for v in values:
+        try:
+            out.update(resolve_code(str(v)))
+        except ValueError as e:
+            raise ConfigError(f"{where}: {e}") from None
+    return frozenset(out)
+
+
+def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings | None = None) -> Settings:
+    """Build settings from a TOML table or LSP options (keys with `-` or `_` both accepted)."""
+    s = base or Settings()
+    norm = {str(k).replace("_", "-"): v for k, v in data.items()}
+    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude"}
+    unknown = sorted(set(norm) - known)
+    if unknown:
+        raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    if "select" in norm:
+        s = replace(s, select=_codes(norm["select"], f"{source}: select"))
+    if "extend-select" in norm:
+        s = replace(s, select=s.select | _codes(norm["extend-select"], f"{source}: extend-select"))
+    if "ignore" in norm:
+        s = replace(s, ignore=_codes(norm["ignore"], f"{source}: ignore"))
+    if "severity" in norm:
+        table = norm["severity"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: severity must be a table like {{MLA003 = \"warning\"}}")
+        pairs = dict(s.severity)
+        for k, v in table.items():
+            try:
+                sev = Severity.parse(str(v))
+            except ValueError:
+                raise ConfigError(f"{source}: severity.{k}: {v!r} is not error/warning/information/hint") from None
+            for code in _codes([k], f"{source}: severity"):
+                pairs[code] = sev
+        s = replace(s, severity=tuple(sorted(pairs.items())))
+    if "fix-mode" in norm:
+        mode = str(norm["fix-mode"])
+        if mode not in FIX_MODES:
+            raise ConfigError(f"{source}: fix-mode must be one of {', '.join(FIX_MODES)}, not {mode!r}")
+        s = replace(s, fix_mode=mode)
+    if "exclude" in norm:
+        ex = norm["exclude"]
+        if not isinstance(ex, list):
+            raise ConfigError(f"{source}: exclude must be a list of glob patterns")
+        s = replace(s, exclude=tuple(str(e) for e in ex))
+    return replace(s, source=source)
+
+
+def find_config_file(start: Path) -> Path | None:
+    d = start if start.is_dir() else start.parent
+    d = d.resolve()
+    for folder in (d, *d.parents):
+        own = folder / "mlir-lsp.toml"
+        if own.is_file():
+            return own
+        py = folder / "pyproject.toml"
+        if py.is_file() and _has_tool_table(py):
+            return py
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _has_tool_table(py: Path) -> bool:
+    try:
+        data = tomllib.loads(py.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return "mlir-lsp" in data.get("tool", {})
+
+
+@functools.lru_cache(maxsize=256)
+def load_config_file(path: Path) -> Settings:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("mlir-lsp", {})
+    return settings_from_mapping(data, str(path))
+
+
+def settings_for(path: Path | None, explicit_config: Path | None = None) -> Settings:
+    if explicit_config is not None:
+        return load_config_file(explicit_config.resolve())
+    if path is None:
+        path = Path.cwd()
+    found = find_config_file(path)
+    return load_config_file(found) if found else Settings()

@@ -1,0 +1,66 @@
+"""Findings: what the checker reports, as plain data (offsets + line/character positions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .rules import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int  # 0-based, as in LSP
+    character: int  # 0-based UTF-16 units, as in LSP
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int  # offsets into the text
+    end: int
+    start_pos: Position
+    end_pos: Position
+
+    def as_json(self) -> dict:
+        return {
+            "start": {"line": self.start_pos.line, "character": self.start_pos.character},
+            "end": {"line": self.end_pos.line, "character": self.end_pos.character},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    mode: str  # "strip" | "assume"
+    applicability: str  # "safe" | "unsafe"
+    edits: tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    span: Span
+    message: str
+
+
+@dataclass(slots=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    span: Span
+    assert_message: str | None = None
+    related: tuple[Related, ...] = ()
+    doc_url: str | None = None
+    fixes: list[Fix] = field(default_factory=list)
+    # Why the assume fix is not offered (None when it is, or when not computed).
+    assume_unavailable: str | None = None
+    # Source location of the op in another file (for .mlirbc input with debug locations).
+    source_location: str | None = None
+    op_start: int = 0  # offset of the op (fix machinery)

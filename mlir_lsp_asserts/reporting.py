@@ -1,0 +1,223 @@
+"""Output formats of `mlir-lsp --check`: concise, full, json, json-lines, github, sarif, junit."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from xml.sax.saxutils import quoteattr
+
+from . import __version__
+from .findings import Finding
+from .rules import RULES
+
+OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "junit")
+
+
+@dataclass
+class FileReport:
+    path: str
+    findings: list[Finding]
+    text: str | None = None  # for `full` (source lines)
+    lines: object = None  # LineIndex of the text the findings refer to (fix edit ranges)
+
+
+def finding_json(path: str, f: Finding, lines=None) -> dict:
+    out = {
+        "path": path,
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity.value,
+        "message": f.message,
+        "range": f.span.as_json(),
+        "fixes": [fix_json(x, lines) for x in f.fixes] if lines is not None else [],
+        "url": f.doc_url,
+        "assert_message": f.assert_message,
+        "related": [{"range": r.span.as_json(), "message": r.message} for r in f.related],
+    }
+    if f.assume_unavailable:
+        out["assume_unavailable"] = f.assume_unavailable
+    if f.source_location:
+        out["source_location"] = f.source_location
+    return out
+
+
+def fix_json(fix, lines) -> dict:
+    def rng(e):
+        s = lines.position(e.start)
+        t = lines.position(e.end)
+        return {"start": {"line": s[0], "character": s[1]}, "end": {"line": t[0], "character": t[1]}}
+
+    return {
+        "title": fix.title,
+        "mode": fix.mode,
+        "applicability": fix.applicability,
+        "edits": [{"range": rng(e), "newText": e.new_text} for e in fix.edits],
+    }
+
+
+def _loc(f: Finding) -> tuple[int, int, int, int]:
+    s, e = f.span.start_pos, f.span.end_pos
+    return s.line + 1, s.character + 1, e.line + 1, e.character + 1
+
+
+def render_concise(reports: list[FileReport]) -> str:
+    out = []
+    for r in reports:
+        for f in r.findings:
+            line, col, _, _ = _loc(f)
+            extra = f" (from {f.source_location})" if f.source_location else ""
+            out.append(f"{r.path}:{line}:{col}: {f.code} {f.message}{extra}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_full(reports: list[FileReport]) -> str:
+    out = []
+    for r in reports:
+        lines = r.text.split("\n") if r.text is not None else []
+        for f in r.findings:
+            line, col, eline, ecol = _loc(f)
+            out.append(f"{r.path}:{line}:{col}: {f.code} [{f.severity.value}] {f.message}")
+            if 0 < line <= len(lines):
+                src = lines[line - 1].rstrip("\r")
+                width = (ecol - col) if eline == line else max(1, len(src) - col + 1)
+                gutter = f"{line:>5} | "
+                out.append(gutter + src[:400])
+                out.append(" " * (len(gutter) + col - 1) + "^" * max(1, min(width, 400)))
+            for rel in f.related:
+                out.append(f"      = note: {rel.message} at line {rel.span.start_pos.line + 1}")
+            if f.fixes:
+                out.append("      = fix: " + "; ".join(f"{x.title} [{x.applicability}]" for x in f.fixes))
+            elif f.assume_unavailable:
+                out.append(f"      = note: no util.assume.int rewrite: {f.assume_unavailable}")
+            if f.doc_url:
+                out.append(f"      = help: {f.doc_url}")
+            out.append("")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_json(reports: list[FileReport]) -> str:
+    return json.dumps([finding_json(r.path, f, r.lines) for r in reports for f in r.findings], indent=2) + "\n"
+
+
+def render_json_lines(reports: list[FileReport]) -> str:
+    return "".join(json.dumps(finding_json(r.path, f, r.lines)) + "\n" for r in reports for f in r.findings)
+
+
+def _gh_escape(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        s = s.replace(":", "%3A").replace(",", "%2C")
+    return s
+
+
+def render_github(reports: list[FileReport]) -> str:
+    level = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
+    out = []
+    for r in reports:
+        for f in r.findings:
+            line, col, eline, ecol = _loc(f)
+            props = (f"file={_gh_escape(r.path, True)},line={line},col={col},endLine={eline},endColumn={ecol},"
+                     f"title={_gh_escape(f.code + ' ' + f.name, True)}")
+            out.append(f"::{level[f.severity.value]} {props}::{_gh_escape(f.code + ' ' + f.message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_sarif(reports: list[FileReport]) -> str:
+    level = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+    rules = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "helpUri": r.doc_url,
+            "defaultConfiguration": {"level": level[r.severity.value]},
+        }
+        for r in RULES
+    ]
+    rules.append({"id": "MLS001", "name": "syntax-error", "shortDescription": {"text": "text the reader cannot follow"},
+                  "defaultConfiguration": {"level": "error"}})
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for rep in reports:
+        for f in rep.findings:
+            line, col, eline, ecol = _loc(f)
+            res = {
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": level[f.severity.value],
+                "message": {"text": f.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": rep.path.replace("\\", "/")},
+                        "region": {"startLine": line, "startColumn": col, "endLine": eline, "endColumn": ecol},
+                    }
+                }],
+            }
+            if f.related:
+                res["relatedLocations"] = [{
+                    "id": i,
+                    "message": {"text": rel.message},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": rep.path.replace("\\", "/")},
+                        "region": {"startLine": rel.span.start_pos.line + 1,
+                                   "startColumn": rel.span.start_pos.character + 1},
+                    },
+                } for i, rel in enumerate(f.related)]
+            results.append(res)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "mlir-lsp", "version": __version__,
+                                "informationUri": "https://github.com/mlir-lsp/mlir-lsp", "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def render_junit(reports: list[FileReport]) -> str:
+    total = sum(len(r.findings) for r in reports)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<testsuites name="mlir-lsp" tests="{max(total, len(reports))}" failures="{total}">']
+    for r in reports:
+        n = len(r.findings)
+        out.append(f'  <testsuite name={quoteattr(r.path)} tests="{max(n, 1)}" failures="{n}">')
+        if not r.findings:
+            out.append(f'    <testcase name={quoteattr(r.path)} classname={quoteattr(r.path)}/>')
+        for f in r.findings:
+            line, col, _, _ = _loc(f)
+            name = f"{f.code} at {line}:{col}"
+            out.append(f'    <testcase name={quoteattr(name)} classname={quoteattr(r.path)} line="{line}">')
+            out.append(f'      <failure message={quoteattr(f.message)} type={quoteattr(f.code)}>'
+                       f'{r.path}:{line}:{col}: {f.code} {_xml_text(f.message)}</failure>')
+            out.append("    </testcase>")
+        out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+def _xml_text(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+RENDERERS = {
+    "concise": render_concise,
+    "full": render_full,
+    "json": render_json,
+    "json-lines": render_json_lines,
+    "github": render_github,
+    "sarif": render_sarif,
+    "junit": render_junit,
+}
+
+
+def render_statistics(reports: list[FileReport]) -> str:
+    counts = Counter((f.code, f.name) for r in reports for f in r.findings)
+    fixable = Counter(f.code for r in reports for f in r.findings if f.fixes)
+    lines = []
+    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = " [*]" if fixable.get(code) else ""
+        lines.append(f"{n:>6}\t{code}\t{name}{mark}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,48 @@
+"""MLA002 assert-in-dispatch: a `cf.assert` inside a dispatch or executable, not in linalg.
+
+IREE does not check asserts inside dispatches at runtime, but the side effect still stops
+CSE and code motion around it.
+"""
+
+from __future__ import annotations
+
+from ..syntax.index import Op
+from .base import Placement, Rule, Severity
+
+DISPATCH_OPS = frozenset(
+    {
+        "flow.dispatch.workgroups",
+        "flow.dispatch.region",
+        "flow.executable",
+        "stream.executable",
+        "hal.executable",
+    }
+)
+
+
+def enclosing_dispatch_op(op: Op) -> Op | None:
+    for anc in op.ancestors():
+        if anc.full_name in DISPATCH_OPS:
+            return anc
+    return None
+
+
+def _match(op: Op) -> Placement | None:
+    dispatch = enclosing_dispatch_op(op)
+    if dispatch is None:
+        return None
+    return Placement(
+        dispatch,
+        f"cf.assert inside `{dispatch.full_name}` is never checked at runtime but blocks "
+        "CSE and code motion",
+    )
+
+
+RULE = Rule(
+    code="MLA002",
+    name="assert-in-dispatch",
+    severity=Severity.WARNING,
+    summary="cf.assert inside a dispatch or executable: not checked at runtime, blocks CSE",
+    match=_match,
+    strip_is_safe=True,
+)

@@ -1,0 +1,101 @@
+"""One file's job for the CLI (picklable, so it runs in worker processes)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from dataclasses import dataclass, field, replace
+
+from .check import check_text
+from .config import ConfigError, Settings, settings_for
+from .findings import Finding
+from .source import SourceError, decode
+
+
+@dataclass
+class JobOptions:
+    settings_override: dict | None = None  # CLI flags over the config file
+    config_file: str | None = None
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    fix_mode: str | None = None
+    verify_with_parser: bool = True
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    text: str | None = None
+    lines: object = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    diff: str | None = None
+    changed: bool = False
+    fixed_count: int = 0
+    stdout_text: str | None = None  # stdin + --fix: the fixed text
+
+
+def _settings(path: str, opts: JobOptions) -> Settings:
+    from pathlib import Path
+
+    from .config import settings_from_mapping
+
+    base = settings_for(None if path == "-" else Path(path), Path(opts.config_file) if opts.config_file else None)
+    if opts.settings_override:
+        base = settings_from_mapping(opts.settings_override, "command line", base)
+    if opts.fix_mode:
+        base = replace(base, fix_mode=opts.fix_mode)
+    return base
+
+
+def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> FileOutcome:
+    out = FileOutcome(path)
+    try:
+        settings = _settings(path, opts)
+    except ConfigError as e:
+        out.error = str(e)
+        return out
+    try:
+        if path == "-":
+            data = stdin_data if stdin_data is not None else sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as e:
+        out.error = f"cannot read: {e.strerror or e}"
+        return out
+    try:
+        source = decode(data)
+    except SourceError as e:
+        out.error = str(e)
+        return out
+    except MemoryError:
+        out.error = "out of memory while reading the file"
+        return out
+    text = source.text
+    result = check_text(text, settings, is_bytecode=source.is_bytecode)
+    out.text = text
+    out.lines = result.parsed.lines
+    out.findings = result.findings
+    if source.is_bytecode:
+        out.notes.append("read from MLIR bytecode: positions refer to its textual form")
+    if opts.fix or opts.diff:
+        from .fixes.apply import fix_file_outcome
+
+        fix_file_outcome(out, result, settings, opts, data, source.is_bytecode)
+    return out
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=path, tofile=path))
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
