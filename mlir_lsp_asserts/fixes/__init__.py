@@ -1,5 +1,92 @@
-"""Fixes for assert findings (filled in by the fixes work)."""
+"""Fixes for assert findings: strip, or rewrite to `util.assume.int`.
+
+A fix is data (title, mode, applicability, edits), read the same way by `--fix`/`--diff` and
+by the server's code actions. Applicability follows ruff: stripping an assert that IREE never
+checks (MLA001/MLA002) is safe; for a host assert (MLA003), which really runs, every fix
+drops a runtime check and is unsafe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..findings import Finding, Fix, TextEdit
+from ..rules import RULES_BY_CODE
+from ..syntax.index import Op
+from .assume import AssumeGroup, build_groups
+from .plan import apply_edits, plan_edits
+from .scope import Scope
+
+__all__ = ["attach_fixes", "fix_text", "apply_edits", "FixOutcome"]
 
 
-def attach_fixes(result, settings):
-    return None
+def _applicability(code: str) -> str:
+    return "safe" if RULES_BY_CODE[code].strip_is_safe else "unsafe"
+
+
+def _short(msg: str | None) -> str:
+    if not msg:
+        return ""
+    return f' "{msg[:60]}{"..." if len(msg) > 60 else ""}"'
+
+
+def _assert_findings(result) -> list[tuple[Finding, Op]]:
+    ops = {o.start: o for o in _asserts(result)}
+    return [(f, ops[f.op_start]) for f in result.findings if f.code in RULES_BY_CODE and f.op_start in ops]
+
+
+def _asserts(result):
+    from ..check import assert_ops
+
+    return assert_ops(result.parsed)
+
+
+def attach_fixes(result, settings) -> None:
+    """Give every assert finding its strip fix and, where sound, its assume fix."""
+    pairs = _assert_findings(result)
+    if not pairs:
+        return
+    text = result.parsed.text
+    scope = Scope(text)
+    groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
+    group_of = {id(a): g for g in groups for a in g.asserts}
+    for f, op in pairs:
+        app = _applicability(f.code)
+        strip = Fix(f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}", "strip", app,
+                    tuple(plan_edits(text, scope, [op], [])))
+        g = group_of.get(id(op))
+        fixes = [strip]
+        if g is not None:
+            assume = Fix(f"mlir-lsp ({f.code}): rewrite to util.assume.int {g.fact}", "assume", app,
+                         tuple(plan_edits(text, scope, [], [g])))
+            fixes = [assume, strip] if settings.fix_mode == "assume" else [strip, assume]
+        else:
+            f.assume_unavailable = reasons.get(id(op), "not analysed")
+        f.fixes = fixes
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    fixed: int  # asserts removed or rewritten
+    assumed: int  # of which rewritten to util.assume.int
+    edits: list[TextEdit]
+
+
+def fix_text(result, mode: str = "strip", unsafe: bool = False, codes: set[str] | None = None) -> FixOutcome:
+    """Apply all applicable fixes of a check result at once (the CLI's --fix, fixAll)."""
+    pairs = _assert_findings(result)
+    chosen = [(f, op) for f, op in pairs
+              if (unsafe or _applicability(f.code) == "safe") and (codes is None or f.code in codes)]
+    text = result.parsed.text
+    if not chosen:
+        return FixOutcome(text, 0, 0, [])
+    scope = Scope(text)
+    groups: list[AssumeGroup] = []
+    strip_ops = [op for _f, op in chosen]
+    if mode == "assume":
+        groups, _reasons = build_groups(scope, text, strip_ops)
+        in_group = {id(a) for g in groups for a in g.asserts}
+        strip_ops = [op for op in strip_ops if id(op) not in in_group]
+    edits = plan_edits(text, scope, strip_ops, groups)
+    return FixOutcome(apply_edits(text, edits), len(chosen), sum(len(g.asserts) for g in groups), edits)

@@ -1,0 +1,84 @@
+"""`--fix` / `--diff` for one file: fix, verify with the real parser, write atomically."""
+
+from __future__ import annotations
+
+import os
+
+from ..files import write_atomic
+from ..source import SourceError
+from . import fix_text
+from .verify import real_parse_error
+
+UNREADABLE_NOTE = ("the real parser (IREE {ver}) cannot read this file ({err}); fixed on the structural "
+                   "reader's guarantee that only the asserts and their dead condition ops were touched")
+
+
+def _iree_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("iree-base-compiler")
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool) -> None:
+    from ..check import check_text
+    from ..runner import unified_diff
+
+    text = result.parsed.text
+    fo = fix_text(result, settings.fix_mode, opts.unsafe_fixes)
+    if fo.text == text:
+        return
+    if opts.verify_with_parser:
+        before = real_parse_error(text)
+        if before is None:
+            after = real_parse_error(fo.text)
+            if after is not None:
+                out.error = f"the fixed text does not parse ({after}); file left unchanged"
+                return
+        else:
+            out.notes.append(UNREADABLE_NOTE.format(ver=_iree_version(), err=before))
+    out.changed = True
+    if opts.diff:
+        if is_bytecode:
+            out.notes.append("bytecode file: the diff shows its textual form")
+        out.diff = unified_diff(out.path, text, fo.text)
+        return
+    if out.path == "-":
+        out.stdout_text = fo.text
+    else:
+        if not os.access(out.path, os.W_OK):
+            out.error = "file is read-only; not fixed"
+            return
+        try:
+            with open(out.path, "rb") as f:
+                current = f.read()
+        except OSError as e:
+            out.error = f"cannot re-read before writing: {e.strerror}"
+            return
+        if current != data:
+            out.error = "file changed on disk during the check; not written (run again)"
+            return
+        if is_bytecode:
+            from ..mlirbc import text_to_bytecode
+
+            try:
+                payload = text_to_bytecode(fo.text)
+            except SourceError as e:
+                out.error = f"{e}; file left unchanged"
+                return
+        else:
+            payload = fo.text.encode("utf-8")
+            if data.startswith(b"\xef\xbb\xbf"):
+                payload = b"\xef\xbb\xbf" + payload
+        try:
+            write_atomic(out.path, payload)
+        except OSError as e:
+            out.error = f"cannot write: {e.strerror or e}; file left unchanged"
+            return
+    out.fixed_count = fo.fixed
+    remaining = check_text(fo.text, settings)
+    out.findings = remaining.findings
+    out.text = fo.text
+    out.lines = remaining.parsed.lines

@@ -1,0 +1,120 @@
+"""SSA scoping over the op index: where a value is defined, who uses it, fresh names.
+
+MLIR names are scoped by regions: a value defined in a region is visible in that region and
+in the regions nested in it, except inside ops that are isolated from above (functions,
+initializers, dispatch regions), which start a fresh scope. Sibling regions may reuse names
+(the repro's two `linalg.generic` bodies both define `%5`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..syntax.index import Block, Op, Region, op_uses
+
+ISOLATED_FROM_ABOVE = frozenset({
+    "builtin.module", "func.func", "util.func", "util.initializer", "flow.dispatch.workgroups",
+    "flow.executable", "stream.executable", "hal.executable", "hal.executable.variant",
+    "hal.executable.export", "gpu.module", "gpu.func", "ml_program.func", "torch.global_slot.module_initializer",
+    "spirv.module", "llvm.func",
+})
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Where an SSA value comes from: an op result or a block argument."""
+
+    name: str
+    op: Op | None  # defining op (None for a block argument)
+    block: Block | None  # the block whose argument it is
+    region: Region | None  # region in which the definition sits (None: top level)
+
+
+def containing(op: Op) -> tuple[Region, Block, int] | None:
+    parent = op.parent
+    if parent is None:
+        return None
+    for r in parent.regions:
+        for b in r.blocks:
+            for i, o in enumerate(b.ops):
+                if o is op:
+                    return r, b, i
+    return None
+
+
+def base_name(use: str) -> str:
+    return use.split("#", 1)[0]
+
+
+class Scope:
+    """Caches op uses for one text, and answers scoping questions."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._uses: dict[int, list[tuple[str, int]]] = {}
+
+    def uses_of_op(self, op: Op) -> list[tuple[str, int]]:
+        u = self._uses.get(id(op))
+        if u is None:
+            u = op_uses(self.text, op)
+            self._uses[id(op)] = u
+        return u
+
+    def find_def(self, name: str, at: Op) -> Definition | None:
+        """The definition of `%name` visible from op `at` (walking outward through regions)."""
+        name = base_name(name)
+        cur = at
+        while cur.parent is not None:
+            where = containing(cur)
+            if where is None:
+                return None
+            region, _block, _i = where
+            parent = cur.parent
+            for b in region.blocks:
+                for arg, _off in b.args:
+                    if arg == name:
+                        return Definition(name, None, b, region)
+                for o in b.ops:
+                    for rname, _off, _count in o.results:
+                        if rname == name:
+                            return Definition(name, o, b, region)
+            if parent.full_name in ISOLATED_FROM_ABOVE:
+                return None
+            cur = parent
+        return None
+
+    def users(self, d: Definition) -> list[tuple[Op, int]]:
+        """(op, offset) of every use of the defined value within its scope."""
+        if d.region is None:
+            return []
+        out = []
+        for b in d.region.blocks:
+            for top in b.ops:
+                for o in top.walk():
+                    if o is not top and o.full_name in ISOLATED_FROM_ABOVE:
+                        continue
+                    for uname, off in self.uses_of_op(o):
+                        if base_name(uname) == d.name:
+                            out.append((o, off))
+        return out
+
+    def isolated_scope(self, op: Op) -> Op:
+        cur = op
+        while cur.parent is not None:
+            cur = cur.parent
+            if cur.full_name in ISOLATED_FROM_ABOVE:
+                return cur
+        return cur
+
+    def fresh_name(self, wanted: str, near: Op, taken: set[str]) -> str:
+        """A valid SSA name (without %) unused in `near`'s isolated scope and not in `taken`."""
+        if not re.fullmatch(r"[A-Za-z_$.\-][\w$.\-]*|\d+", wanted):
+            wanted = "v_" + re.sub(r"[^\w$.\-]", "_", wanted)
+        scope = self.isolated_scope(near)
+        body = self.text[scope.start:scope.end]
+        cand, n = wanted, 0
+        while cand in taken or re.search(r"%" + re.escape(cand) + r"(?![\w$.\-])", body):
+            n += 1
+            cand = f"{wanted}_{n}"
+        return cand
