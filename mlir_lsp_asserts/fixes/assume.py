@@ -184,13 +184,18 @@ def build_groups(scope: Scope, text: str, asserts: list[Op]) -> tuple[list[Assum
         try:
             root_width = members[g.root].derivation.width
             targets = []
+            why: NoRange | None = None
             for m in members.values():
                 if not _has_other_uses(scope, m, g):
                     continue
-                umin, umax = derive_range(root_width, constraints, m.derivation)
+                try:
+                    umin, umax = derive_range(root_width, constraints, m.derivation)
+                except NoRange as e:
+                    why = why or e
+                    continue
                 targets.append(AssumeTarget(m, umin, umax))
             if not targets:
-                raise NoRange("no later op uses the checked value, so a fact would inform nothing")
+                raise why or NoRange("no later op uses the checked value, so a fact would inform nothing")
         except NoRange as e:
             for op in g.asserts:
                 reasons[id(op)] = str(e)

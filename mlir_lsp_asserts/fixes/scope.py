@@ -79,10 +79,23 @@ class Scope:
                     for rname, _off, _count in o.results:
                         if rname == name:
                             return Definition(name, o, b, region)
+            # Entry-block arguments written in the op's own header: `func.func @f(%r: i4)`,
+            # `flow.dispatch.workgroups(...) = (%arg0: ...)`, `scf.for %i = ...`, `iter_args(%a = ...)`.
+            if self._declares(parent, name):
+                entry = parent.regions[0].blocks[0] if parent.regions and parent.regions[0].blocks else None
+                return Definition(name, None, entry, parent.regions[0] if parent.regions else region)
             if parent.full_name in ISOLATED_FROM_ABOVE:
                 return None
             cur = parent
         return None
+
+    def _declares(self, op: Op, name: str) -> bool:
+        pat = re.compile(r"%" + re.escape(name) + r"\s*[:=](?!=)")
+        for s, e in op.header_spans():
+            s = max(s, op.name_start)
+            if s < e and pat.search(self.text, s, e):
+                return True
+        return False
 
     def users(self, d: Definition) -> list[tuple[Op, int]]:
         """(op, offset) of every use of the defined value within its scope."""
