@@ -1,0 +1,125 @@
+"""The real server over stdio (pytest-lsp), with VS Code's and Neovim's client capabilities."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SEED = SHARED / "fixtures" / "seed" / "sdxl_clip_extra_dispatches.mlir"
+
+
+@pytest_lsp.fixture(
+    params=["visual-studio-code", "neovim"],
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "mlir_lsp_asserts"]),
+)
+async def client(request, lsp_client: LanguageClient):
+    params = types.InitializeParams(capabilities=client_capabilities(request.param))
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.split("\n")
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln) + 1)
+
+    def off(p: types.Position) -> int:
+        return starts[p.line] + p.character
+
+    for e in sorted(edits, key=lambda e: off(e.range.start), reverse=True):
+        text = text[: off(e.range.start)] + e.new_text + text[off(e.range.end):]
+    return text
+
+
+async def open_doc(client: LanguageClient, uri: str, text: str, version: int = 1):
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="mlir", version=version, text=text)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics[uri]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_seed_diagnostics_and_assume_quick_fix(client: LanguageClient):
+    uri = "file:///tmp/seed.mlir"
+    text = SEED.read_text()
+    diags = await open_doc(client, uri, text)
+    mla = [d for d in diags if d.code == "MLA001"]
+    assert [d.range.start.line for d in mla] == [23, 25, 54, 56]
+    assert all(d.range.start.character == 8 for d in mla)
+    assert all(d.severity == types.DiagnosticSeverity.Warning for d in mla)
+    assert "index must be smaller than dim size" in mla[0].message
+    assert mla[0].related_information[0].message == "enclosing `linalg.generic`"
+
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=mla[0].range,
+        context=types.CodeActionContext(diagnostics=[mla[0]])))
+    titles = [a.title for a in actions]
+    assert "mlir-lsp (MLA001): rewrite to util.assume.int <umin = 0, umax = 76>" in titles
+    assume = next(a for a in actions if "util.assume.int <umin" in a.title)
+    assert assume.is_preferred
+    edits = assume.edit.document_changes[0].edits
+    new_text = apply(text, edits)
+    assert "%assumed_5 = util.assume.int %5<umin = 0, umax = 76> : index" in new_text
+    assert "tensor.extract %1[%assumed_5, %6]" in new_text
+
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
+                         for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diags = client.diagnostics[uri]
+    assert [d.range.start.line for d in diags if d.code == "MLA001"] == [49, 51]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_incremental_edit_adds_and_removes_an_assert(client: LanguageClient):
+    uri = "file:///tmp/edit.mlir"
+    text = ("func.func @f(%a: index) -> index {\n"
+            "  %c = arith.constant 3 : index\n"
+            "  return %a : index\n}\n")
+    diags = await open_doc(client, uri, text)
+    assert list(diags) == []
+    insert = '  %k = arith.cmpi ult, %a, %c : index\n  cf.assert %k, "small"\n'
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(2, 0), types.Position(2, 0)), text=insert)]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diags = client.diagnostics[uri]
+    assert [(d.code, d.range.start.line) for d in diags] == [("MLA003", 3)]
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(2, 0), types.Position(4, 0)), text="")]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[uri]) == []
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_fix_all_hover_and_definition(client: LanguageClient):
+    uri = "file:///tmp/repro.mlir"
+    text = (SHARED / "fixtures" / "repro" / "hoisted_gather.mlir").read_text()
+    await open_doc(client, uri, text)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri),
+        range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+        context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.mlir-lsp"])))
+    assert [a.kind for a in actions] == ["source.fixAll.mlir-lsp"]
+    fixed = apply(text, actions[0].edit.document_changes[0].edits)
+    assert "cf.assert" not in fixed and "arith.cmpi" not in fixed
+
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(17, 6)))
+    assert "MLA001" in hover.contents.value and "umin = 0, umax = 76" in hover.contents.value
+
+    loc = await client.text_document_definition_async(types.DefinitionParams(
+        types.TextDocumentIdentifier(uri), types.Position(16, 24)))  # %5 in the cmpi
+    assert loc.range.start.line == 14
