@@ -187,16 +187,30 @@ def _value_at(a: Analysis, off: int):
         return None
     chunk, top = unit
     chunk.reader.expand(top)
+    from ..fixes.scope import Scope
+
+    inner = top
     for o in top.walk():
-        for rname, roff, _n in o.results:
-            if rname == name:
-                return name, o, roff
-    for o in top.walk():
-        for r in o.regions:
-            for b in r.blocks:
-                for arg, aoff in b.args:
-                    if arg == name:
-                        return name, None, aoff
+        if o.start <= off < max(o.end, o.start + 1) and o.start >= inner.start:
+            inner = o
+    for rname, roff, _n in inner.results:
+        if rname == name:
+            return name, inner, roff
+    for r in inner.regions:
+        for b in r.blocks:
+            for arg, aoff in b.args:
+                if arg == name:
+                    return name, None, aoff
+    d = Scope(text).find_def(name, inner)
+    if d is None:
+        return None
+    if d.op is not None:
+        roff = next((ro for rn, ro, _n in d.op.results if rn == name), d.op.start)
+        return name, d.op, roff
+    if d.block is not None:
+        for arg, aoff in d.block.args:
+            if arg == name:
+                return name, None, aoff
     return None
 
 
