@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
+    from .dispatch_cli import add_arguments
+
+    add_arguments(p)
     return p
 
 
@@ -68,6 +71,10 @@ def _split_codes(values):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.dispatch_count:
+        from .dispatch_cli import run_dispatch_count
+
+        return run_dispatch_count(args)
     if args.check or args.fix or args.diff:
         try:
             return run_check(args)
@@ -185,7 +192,8 @@ def _check_once(args, opts: JobOptions) -> int:
     fmt = args.output_format or "concise"
     errors = 0
     for msg in problems:
-        print(f"mlir-lsp: warning: {msg}", file=sys.stderr)
+        level = "error" if msg.endswith("no such file or directory") else "warning"
+        print(f"mlir-lsp: {level}: {msg}", file=sys.stderr)
     for oc in outcomes:
         if oc.error:
             errors += 1

@@ -34,6 +34,8 @@ class Settings:
     """Preferred fix: "strip" deletes asserts, "assume" rewrites them to util.assume.int."""
     exclude: tuple[str, ...] = ()
     """Glob patterns of paths skipped when walking directories."""
+    profiles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """User dispatch profiles: name -> iree-compile flags (target included)."""
     source: str | None = None
     """The config file these settings came from (None: defaults)."""
 
@@ -65,14 +67,17 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     """Build settings from a TOML table or LSP options (keys with `-` or `_` both accepted)."""
     s = base or Settings()
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
-    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude"}
+    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles"}
     unknown = sorted(set(norm) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    # A layer's select/extend-select beats the ignore of the layers below it (the command line
+    # over the config file, as in ruff); within one layer, ignore wins over select.
     if "select" in norm:
-        s = replace(s, select=_codes(norm["select"], f"{source}: select"))
+        s = replace(s, select=_codes(norm["select"], f"{source}: select"), ignore=frozenset())
     if "extend-select" in norm:
-        s = replace(s, select=s.select | _codes(norm["extend-select"], f"{source}: extend-select"))
+        extra = _codes(norm["extend-select"], f"{source}: extend-select")
+        s = replace(s, select=s.select | extra, ignore=s.ignore - extra)
     if "ignore" in norm:
         s = replace(s, ignore=_codes(norm["ignore"], f"{source}: ignore"))
     if "severity" in norm:
@@ -98,6 +103,17 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         if not isinstance(ex, list):
             raise ConfigError(f"{source}: exclude must be a list of glob patterns")
         s = replace(s, exclude=tuple(str(e) for e in ex))
+    if "profiles" in norm:
+        table = norm["profiles"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: profiles must be a table of name = {{flags = [...]}}")
+        profs = dict(s.profiles)
+        for name, spec in table.items():
+            flags = spec.get("flags") if isinstance(spec, dict) else spec
+            if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+                raise ConfigError(f"{source}: profiles.{name}.flags must be a list of strings")
+            profs[str(name)] = tuple(flags)
+        s = replace(s, profiles=tuple(sorted(profs.items())))
     return replace(s, source=source)
 
 

@@ -76,7 +76,14 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         out.error = "out of memory while reading the file"
         return out
     text = source.text
-    result = check_text(text, settings, is_bytecode=source.is_bytecode)
+    try:
+        result = check_text(text, settings, is_bytecode=source.is_bytecode)
+    except MemoryError:
+        out.error = "out of memory while checking the file"
+        return out
+    except Exception as e:  # noqa: BLE001 - a bug of ours: one line naming the file, go on with the others
+        out.error = f"internal error while checking ({type(e).__name__}: {str(e)[:200]}); please report it"
+        return out
     out.text = text
     out.lines = result.parsed.lines
     out.findings = result.findings

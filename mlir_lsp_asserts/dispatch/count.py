@@ -1,0 +1,253 @@
+"""Dispatch counts from the real `iree-compile`, and the what-if count with the fixes applied.
+
+Flow level: `flow.dispatch.workgroups` ops in the `--compile-to=dispatch-creation` output,
+split by function and initializer (this is where asserts show: +2 on SDXL's prompt encoder).
+Stream level, on request: `dispatch-count` of `--iree-scheduling-dump-statistics-format=json`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..syntax.document import parse
+from .compiler import Compiler, CompilerError, Run, _first_error, known_flags, parse_errors
+from .flags import FlagReport, translate
+
+WORKGROUPS = re.compile(r"(?<![\w.])flow\.dispatch\.workgroups(?![\w.])")
+TORCH_INPUT = re.compile(r"(?<![\w.])torch\.aten\.|!torch\.vtensor")
+SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
+
+
+@dataclass
+class Counts:
+    flow_dispatches: int
+    per_function: dict[str, int]
+    stream_dispatches: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class Preview:
+    path: str
+    profile: str
+    compiler_version: str
+    flow_dispatches: int
+    stream_dispatches: int | None
+    per_function: dict[str, int]
+    what_if: dict | None
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def count_flow(text: str) -> tuple[int, dict[str, int]]:
+    """Workgroups ops in dispatch-creation output, total and per function/initializer."""
+    parsed = parse(text)
+    per: dict[str, int] = {}
+    initializers = 0
+    names: dict[int, str] = {}
+    for op in parsed.ops_matching(WORKGROUPS, frozenset({"flow.dispatch.workgroups"})):
+        top = op
+        while top.parent is not None and top.parent.name not in ("module", "builtin.module"):
+            top = top.parent
+        key = names.get(id(top))
+        if key is None:
+            if top.full_name == "util.initializer":
+                initializers += 1
+                key = f"util.initializer#{initializers}"
+            else:
+                m = SYMBOL.search(text, top.name_start, min(top.end, top.name_start + 2000))
+                key = "@" + m.group(1) if m else top.full_name
+            names[id(top)] = key
+        per[key] = per.get(key, 0) + 1
+    return sum(per.values()), per
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mlir-lsp" / "dispatch"
+
+
+class DispatchCounter:
+    """Counts for texts, cached by (compiler version, flags, content hash) in memory and on disk."""
+
+    def __init__(self, compiler: Compiler, timeout: float = 600.0, disk_cache: bool = True):
+        self.compiler = compiler
+        self.timeout = timeout
+        self.disk_cache = disk_cache
+        self._memory: dict[str, dict] = {}
+        self.runs: list[Run] = []
+
+    def prepare_flags(self, flags: list[str]) -> FlagReport:
+        return translate(flags, known_flags(self.compiler.path))
+
+    def _key(self, kind: str, flags: list[str], text: str) -> str:
+        h = hashlib.sha256()
+        for part in (kind, self.compiler.version, self.compiler.path, "\0".join(flags)):
+            h.update(part.encode() + b"\0")
+        h.update(text.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def _cached(self, key: str) -> dict | None:
+        if key in self._memory:
+            return self._memory[key]
+        if self.disk_cache:
+            p = _cache_dir() / f"{key}.json"
+            try:
+                data = json.loads(p.read_text())
+            except (OSError, ValueError):
+                return None
+            self._memory[key] = data
+            return data
+        return None
+
+    def _store(self, key: str, data: dict) -> None:
+        self._memory[key] = data
+        if self.disk_cache:
+            d = _cache_dir()
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+                with os.fdopen(fd, "w") as f:
+                    json.dump(data, f)
+                os.replace(tmp, d / f"{key}.json")
+            except OSError:
+                pass
+
+    def cancel_all(self) -> None:
+        for r in list(self.runs):
+            r.cancel()
+
+    def _run(self, argv: list[str]) -> str:
+        run = Run(argv, self.timeout)
+        self.runs.append(run)
+        try:
+            code, err = run.run()
+        finally:
+            self.runs.remove(run)
+        if code != 0:
+            errors = parse_errors(err)
+            where = f" at line {errors[0][1]}" if errors else ""
+            msg = errors[0][3] if errors else _first_error(err) or "no message"
+            raise CompilerError(f"iree-compile failed (exit {code}){where}: {msg}")
+        return err
+
+    def count(self, text: str, flags: list[str], *, stream: bool = False, compile_from: str | None = None) -> Counts:
+        kind = f"count:{compile_from or ''}:{int(stream)}"
+        key = self._key(kind, flags, text)
+        hit = self._cached(key)
+        if hit is not None:
+            return Counts(**{**hit, "seconds": 0.0})
+        t0 = time.monotonic()
+        tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
+        try:
+            src = os.path.join(tmp, "input.mlir")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text)
+            out = os.path.join(tmp, "dispatch-creation.mlir")
+            pre = [f"--compile-from={compile_from}"] if compile_from else []
+            self._run([self.compiler.path, src, *pre, *flags, "--compile-to=dispatch-creation", "-o", out])
+            with open(out, encoding="utf-8", errors="replace") as f:
+                total, per = count_flow(f.read())
+            stream_count = None
+            if stream:
+                stats = os.path.join(tmp, "stats.json")
+                self._run([self.compiler.path, src, *pre, *flags, "--compile-to=stream", "-o", os.devnull,
+                           "--iree-scheduling-dump-statistics-format=json",
+                           f"--iree-scheduling-dump-statistics-file={stats}"])
+                stream_count = _stream_dispatches(stats)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        counts = Counts(total, per, stream_count, time.monotonic() - t0)
+        self._store(key, {k: v for k, v in asdict(counts).items() if k != "seconds"})
+        return counts
+
+    def lower_to_input(self, text: str, flags: list[str]) -> str:
+        key = self._key("lower-input", flags, text)
+        hit = self._cached(key)
+        if hit is not None:
+            return hit["text"]
+        tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
+        try:
+            src = os.path.join(tmp, "input.mlir")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text)
+            out = os.path.join(tmp, "lowered.mlir")
+            self._run([self.compiler.path, src, *flags, "--compile-to=input", "-o", out])
+            with open(out, encoding="utf-8", errors="replace") as f:
+                lowered = f.read()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self._store(key, {"text": lowered})
+        return lowered
+
+
+def _stream_dispatches(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    agg = data.get("stream-aggregate", data) if isinstance(data, dict) else {}
+    return agg.get("execution", {}).get("dispatch-count")
+
+
+def fixed_text(text: str, mode: str) -> tuple[str, int]:
+    from ..check import check_text
+    from ..fixes import fix_text
+
+    result = check_text(text)
+    fo = fix_text(result, mode, unsafe=False)
+    return fo.text, fo.fixed
+
+
+def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags: list[str], *,
+            what_if: str | None = None, stream: bool = False, parallel: bool = True) -> Preview:
+    """The counts for `text`, and with `what_if` ("strip"/"assume") the count with fixes applied."""
+    t0 = time.monotonic()
+    rep = counter.prepare_flags(flags)
+    fl = rep.flags
+    notes = list(rep.notes)
+    is_torch = bool(TORCH_INPUT.search(text)) and "cf.assert" not in text
+
+    def base():
+        return counter.count(text, fl, stream=stream)
+
+    def alt():
+        if is_torch:
+            lowered = counter.lower_to_input(text, fl)
+            fixed, n = fixed_text(lowered, what_if)
+            notes.append(f"torch input: lowered with --compile-to=input, {n} asserts fixed, compiled from there")
+            return counter.count(fixed, fl, stream=stream, compile_from="input"), n
+        fixed, n = fixed_text(text, what_if)
+        return counter.count(fixed, fl, stream=stream), n
+
+    if what_if:
+        workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            fb, fa = pool.submit(base), pool.submit(alt)
+            try:
+                b = fb.result()
+                a, n = fa.result()
+            except BaseException:
+                counter.cancel_all()
+                raise
+        wi = {"mode": what_if, "flow_dispatches": a.flow_dispatches, "stream_dispatches": a.stream_dispatches,
+              "per_function": a.per_function, "asserts_fixed": n,
+              "saved": b.flow_dispatches - a.flow_dispatches}
+    else:
+        b, wi = base(), None
+    return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
+                   wi, round(time.monotonic() - t0, 3), notes, list(rep.warnings))

@@ -1,0 +1,115 @@
+"""Flag profiles and compatibility across IREE releases.
+
+Before a run the flags are checked against the installed compiler's `--help-list-hidden`:
+known renames are translated (with a note), and flags the compiler no longer has are dropped
+(with a warning naming them) instead of failing the run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+TARGET_GFX942 = ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx942")
+
+# The SDXL CLIP flag set of IREE's SDXL report/test (clip_rocm.json) as it exists in IREE 3.13.
+SDXL_FLAGS = (
+    "--iree-opt-const-eval=false",
+    "--iree-global-opt-propagate-transposes=true",
+    "--iree-dispatch-creation-enable-aggressive-fusion=true",
+    "--iree-opt-aggressively-propagate-transposes=true",
+    "--iree-opt-outer-dim-concat=true",
+    "--iree-opt-data-tiling=false",
+    "--iree-execution-model=async-external",
+    "--iree-dispatch-creation-enable-fuse-horizontal-contractions=true",
+    "--iree-rocm-waves-per-eu=2",
+    "--iree-codegen-llvmgpu-use-vector-distribution=true",
+    "--iree-preprocessing-pass-pipeline=builtin.module(iree-preprocessing-transpose-convolution-pipeline,"
+    "iree-preprocessing-pad-to-intrinsics{pad-target-type=conv})",
+)
+
+BUILTIN_PROFILES: dict[str, tuple[str, ...]] = {
+    "default": TARGET_GFX942,
+    "sdxl": TARGET_GFX942 + SDXL_FLAGS,
+}
+
+# Whole-flag renames (old `name=value` -> new), then prefix renames.
+EXACT_RENAMES = {
+    "--iree-hal-target-backends=rocm": "--iree-hal-target-device=hip",
+}
+NAME_RENAMES = {
+    "iree-rocm-target-chip": "iree-rocm-target",
+    "iree-hip-target": "iree-rocm-target",
+}
+PREFIX_RENAMES = (("iree-hip-", "iree-rocm-"),)
+
+# Flags that select what the engine itself controls; users' copies are dropped with a note.
+ENGINE_FLAGS = ("compile-to", "compile-from", "o", "output-format", "iree-scheduling-dump-statistics-format",
+                "iree-scheduling-dump-statistics-file", "mlir-print-debuginfo")
+
+
+@dataclass
+class FlagReport:
+    flags: list[str]
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def split_flags(text: str | list[str] | tuple[str, ...]) -> list[str]:
+    if isinstance(text, (list, tuple)):
+        return list(text)
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise ValueError(f"cannot split the flags: {e}") from None
+
+
+def _name(flag: str) -> str:
+    return flag.lstrip("-").split("=", 1)[0]
+
+
+def translate(flags: list[str], known: frozenset[str]) -> FlagReport:
+    """Translate renamed flags and drop unknown ones for a compiler that knows `known`."""
+    rep = FlagReport([])
+    seen_target_device = False
+    for flag in flags:
+        if not flag.startswith("-"):
+            rep.warnings.append(f"ignored {flag!r}: not a flag (inputs are given separately)")
+            continue
+        name = _name(flag)
+        if name in ENGINE_FLAGS:
+            rep.notes.append(f"ignored {flag}: mlir-lsp sets this itself")
+            continue
+        new = EXACT_RENAMES.get(flag, flag)
+        name = _name(new)
+        if name not in known:
+            renamed = NAME_RENAMES.get(name)
+            if renamed is None:
+                for old, repl in PREFIX_RENAMES:
+                    if name.startswith(old):
+                        renamed = repl + name[len(old):]
+            if renamed and renamed in known:
+                dashes = new[: len(new) - len(new.lstrip("-"))]
+                new = dashes + renamed + new[len(dashes) + len(name):]
+        if new != flag:
+            rep.notes.append(f"translated {flag} -> {new}")
+        nname = _name(new)
+        if nname not in known:
+            rep.warnings.append(f"dropped {flag}: this iree-compile has no such flag")
+            continue
+        if nname == "iree-hal-target-device":
+            if seen_target_device and new in rep.flags:
+                continue
+            seen_target_device = True
+        if new not in rep.flags:
+            rep.flags.append(new)
+    return rep
+
+
+def profile_flags(profile: str, user_profiles: dict[str, list[str]] | None = None) -> list[str]:
+    if user_profiles and profile in user_profiles:
+        return list(user_profiles[profile])
+    if profile in BUILTIN_PROFILES:
+        return list(BUILTIN_PROFILES[profile])
+    known = sorted(set(BUILTIN_PROFILES) | set(user_profiles or {}))
+    raise ValueError(f"unknown dispatch profile {profile!r} (known: {', '.join(known)})")

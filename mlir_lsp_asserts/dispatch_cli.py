@@ -1,0 +1,148 @@
+"""`mlir-lsp --dispatch-count`: the command-line front end of `dispatch/`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+
+from .dispatch.budget import BaselineError, judge, load_baseline, save_baseline
+from .dispatch.compiler import CompilerError, find_compiler
+from .dispatch.count import DispatchCounter, preview
+from .dispatch.flags import profile_flags, split_flags
+from .source import SourceError, decode
+
+
+def add_arguments(p) -> None:
+    d = p.add_argument_group("dispatch count")
+    d.add_argument("--dispatch-count", action="store_true",
+                   help="compile with iree-compile (gfx942 by default) and print the dispatch counts")
+    d.add_argument("--profile", default="default", help="flag profile: default, sdxl, or one from the config")
+    d.add_argument("--flags", default=None, help="extra iree-compile flags (one string, shell quoting)")
+    d.add_argument("--what-if", nargs="?", const="strip", choices=("strip", "assume"), default=None,
+                   help="also count with all safe fixes applied (strip by default, or assume)")
+    d.add_argument("--stream", action="store_true", help="also report the stream-level dispatch-count")
+    d.add_argument("--compiler", default=None, help="path of iree-compile")
+    d.add_argument("--timeout", type=float, default=900.0, help="seconds before a compile is stopped")
+    d.add_argument("--max-dispatches", type=int, default=None, help="exit 1 when a count is above N")
+    d.add_argument("--baseline", default=None, metavar="FILE.json", help="golden counts per file and profile")
+    d.add_argument("--update-baseline", action="store_true", help="write the counts into --baseline")
+    d.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk count cache")
+
+
+class _Spinner:
+    def __init__(self, label: str, enabled: bool):
+        self.label, self.enabled = label, enabled
+        self._stop = threading.Event()
+        self._t = None
+
+    def __enter__(self):
+        if self.enabled:
+            self._t = threading.Thread(target=self._spin, daemon=True)
+            self._t.start()
+        return self
+
+    def _spin(self):
+        t0 = time.monotonic()
+        frames = "|/-\\"
+        i = 0
+        while not self._stop.wait(0.2):
+            sys.stderr.write(f"\r{frames[i % 4]} compiling {self.label} ({time.monotonic() - t0:.0f} s)")
+            sys.stderr.flush()
+            i += 1
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._t:
+            self._t.join()
+            sys.stderr.write("\r" + " " * 70 + "\r")
+
+
+def run_dispatch_count(args) -> int:
+    if not args.paths:
+        print("mlir-lsp: error: --dispatch-count needs at least one FILE", file=sys.stderr)
+        return 2
+    try:
+        flags = profile_flags(args.profile, _user_profiles(args))
+        if args.flags:
+            flags += split_flags(args.flags)
+        compiler = find_compiler(args.compiler)
+    except (ValueError, CompilerError) as e:
+        print(f"mlir-lsp: error: {e}", file=sys.stderr)
+        return 2
+    baseline = None
+    if args.baseline and not args.update_baseline:
+        try:
+            baseline = load_baseline(args.baseline)
+        except BaselineError as e:
+            print(f"mlir-lsp: error: {e}", file=sys.stderr)
+            return 2
+    counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
+    results, errors, failed = [], 0, False
+    interactive = sys.stderr.isatty()
+    for path in args.paths:
+        try:
+            with open(path, "rb") as f:
+                text = decode(f.read()).text
+            with _Spinner(path, interactive):
+                pv = preview(counter, path, text, args.profile, flags, what_if=args.what_if, stream=args.stream)
+        except (OSError, SourceError, CompilerError) as e:
+            msg = getattr(e, "strerror", None) or str(e)
+            print(f"mlir-lsp: error: {path}: {msg}", file=sys.stderr)
+            errors += 1
+            continue
+        except KeyboardInterrupt:
+            counter.cancel_all()
+            return 130
+        for w in pv.warnings:
+            print(f"mlir-lsp: warning: {path}: {w}", file=sys.stderr)
+        for n in pv.notes:
+            print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
+        results.append(pv)
+        for v in judge(path, args.profile, pv.flow_dispatches, args.max_dispatches, baseline):
+            print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
+            failed |= not v.ok
+    fmt = args.output_format or "concise"
+    if fmt == "json":
+        print(json.dumps([r.as_json() for r in results], indent=2))
+    else:
+        for r in results:
+            line = f"{r.path}: {r.flow_dispatches} dispatches"
+            if r.stream_dispatches is not None:
+                line += f" ({r.stream_dispatches} at stream level)"
+            if r.what_if:
+                w = r.what_if
+                verb = "removed" if w["mode"] == "strip" else "rewritten to util.assume.int"
+                line += f", {w['flow_dispatches']} with the asserts {verb}"
+                if w["saved"]:
+                    line += f" ({w['saved']:+d} saved)".replace("+", "")
+            line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
+            print(line)
+            if len(r.per_function) > 1 and not args.quiet:
+                for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
+                    print(f"    {v:>6}  {k}")
+    if args.update_baseline and args.baseline:
+        try:
+            counts = load_baseline(args.baseline)
+        except BaselineError:
+            counts = {}
+        for r in results:
+            counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
+        save_baseline(args.baseline, counts)
+        print(f"mlir-lsp: wrote {args.baseline}", file=sys.stderr)
+    if errors:
+        return 2
+    return 1 if failed else 0
+
+
+def _user_profiles(args) -> dict[str, list[str]]:
+    from pathlib import Path
+
+    from .config import ConfigError, settings_for
+
+    try:
+        s = settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)
+    except ConfigError:
+        return {}
+    return {k: list(v) for k, v in s.profiles}
