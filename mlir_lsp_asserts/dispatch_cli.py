@@ -20,8 +20,9 @@ def add_arguments(p) -> None:
                    help="compile with iree-compile (gfx942 by default) and print the dispatch counts")
     d.add_argument("--profile", default="default", help="flag profile: default, sdxl, or one from the config")
     d.add_argument("--flags", default=None, help="extra iree-compile flags (one string, shell quoting)")
-    d.add_argument("--what-if", nargs="?", const="strip", choices=("strip", "assume"), default=None,
-                   help="also count with all safe fixes applied (strip by default, or assume)")
+    d.add_argument("--what-if", action="store_true", help="also count with all safe fixes applied")
+    d.add_argument("--what-if-mode", choices=("strip", "assume"), default=None,
+                   help="fix used by --what-if: strip (default) or assume (implies --what-if)")
     d.add_argument("--stream", action="store_true", help="also report the stream-level dispatch-count")
     d.add_argument("--compiler", default=None, help="path of iree-compile")
     d.add_argument("--timeout", type=float, default=900.0, help="seconds before a compile is stopped")
@@ -86,7 +87,8 @@ def run_dispatch_count(args) -> int:
             with open(path, "rb") as f:
                 text = decode(f.read()).text
             with _Spinner(path, interactive):
-                pv = preview(counter, path, text, args.profile, flags, what_if=args.what_if, stream=args.stream)
+                mode = args.what_if_mode or ("strip" if args.what_if else None)
+                pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream)
         except (OSError, SourceError, CompilerError) as e:
             msg = getattr(e, "strerror", None) or str(e)
             print(f"mlir-lsp: error: {path}: {msg}", file=sys.stderr)

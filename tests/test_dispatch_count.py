@@ -1,0 +1,126 @@
+"""Dispatch counts with the real iree-compile for gfx942 (no GPU needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
+ENCODER = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
+ENCODER_TORCH = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.torch.mlir"
+
+
+def mlir_lsp(*args, cache: Path, timeout=900):
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    return subprocess.run([sys.executable, "-m", "mlir_lsp_asserts", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def counts(proc) -> dict:
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr
+    (item,) = json.loads(proc.stdout)
+    return item
+
+
+def test_repro_counts_and_what_if(tmp_path):
+    for mode in ("strip", "assume"):
+        p = mlir_lsp("--dispatch-count", "--what-if-mode", mode, "--output-format", "json", REPRO, cache=tmp_path)
+        item = counts(p)
+        assert item["flow_dispatches"] == 4
+        assert item["what_if"]["mode"] == mode
+        assert item["what_if"]["flow_dispatches"] == 3
+        assert item["per_function"] == {"@main": 2, "util.initializer#1": 1, "util.initializer#2": 1}
+        assert item["compiler_version"].startswith("3.13")
+        assert item["stream_dispatches"] is None
+    concise = mlir_lsp("--dispatch-count", "--what-if", REPRO, cache=tmp_path)
+    assert "4 dispatches, 3 with the asserts removed" in concise.stdout
+
+
+def test_cache_hit_is_reported_fast(tmp_path):
+    first = counts(mlir_lsp("--dispatch-count", "--output-format", "json", REPRO, cache=tmp_path))
+    second = counts(mlir_lsp("--dispatch-count", "--output-format", "json", REPRO, cache=tmp_path))
+    assert first["flow_dispatches"] == second["flow_dispatches"] == 4
+    assert second["seconds"] < first["seconds"]
+    assert list((tmp_path / "mlir-lsp" / "dispatch").glob("*.json"))
+
+
+def test_old_flags_are_translated_or_dropped(tmp_path):
+    flags = ("--iree-hal-target-backends=rocm --iree-hip-target=gfx942 --iree-llvmgpu-enable-prefetch=true "
+             "--iree-codegen-gpu-native-math-precision=true --iree-hip-waves-per-eu=2 --iree-opt-const-eval=false")
+    p = mlir_lsp("--dispatch-count", "--flags", flags, "--output-format", "json", REPRO, cache=tmp_path)
+    assert counts(p)["flow_dispatches"] == 4
+    assert "translated --iree-hip-target=gfx942 -> --iree-rocm-target=gfx942" in p.stderr
+    assert "translated --iree-hal-target-backends=rocm -> --iree-hal-target-device=hip" in p.stderr
+    assert "dropped --iree-llvmgpu-enable-prefetch=true" in p.stderr
+    assert "dropped --iree-codegen-gpu-native-math-precision=true" in p.stderr
+
+
+def test_budget_and_baseline(tmp_path):
+    over = mlir_lsp("--dispatch-count", "--max-dispatches", "3", REPRO, cache=tmp_path)
+    assert over.returncode == 1 and "over the budget of 3" in over.stderr
+    ok = mlir_lsp("--dispatch-count", "--max-dispatches", "5", REPRO, cache=tmp_path)
+    assert ok.returncode == 0 and "under the budget" in ok.stderr
+    base = tmp_path / "baseline.json"
+    w = mlir_lsp("--dispatch-count", "--baseline", base, "--update-baseline", REPRO, cache=tmp_path)
+    assert w.returncode == 0
+    data = json.loads(base.read_text())
+    assert data["counts"][str(REPRO)]["default"] == 4
+    data["counts"][str(REPRO)]["default"] = 3
+    base.write_text(json.dumps(data))
+    worse = mlir_lsp("--dispatch-count", "--baseline", base, REPRO, cache=tmp_path)
+    assert worse.returncode == 1 and "above the baseline 3" in worse.stderr
+
+
+def test_compiler_faults_give_one_clear_message(tmp_path):
+    missing = mlir_lsp("--dispatch-count", "--compiler", tmp_path / "nope" / "iree-compile", REPRO, cache=tmp_path)
+    assert missing.returncode == 2 and "iree-compile not found" in missing.stderr and "Traceback" not in missing.stderr
+    bad = tmp_path / "broken.mlir"
+    bad.write_text("func.func @f() {\n  %0 = arith.constant 1 : i32\n  return %0 : i32\n}\n")
+    failed = mlir_lsp("--dispatch-count", bad, cache=tmp_path)
+    assert failed.returncode == 2
+    assert "iree-compile failed (exit 1) at line 3" in failed.stderr
+
+
+@pytest.mark.slow
+def test_timeout_kills_the_compile_and_leaves_no_process(tmp_path):
+    t0 = time.monotonic()
+    p = mlir_lsp("--dispatch-count", "--timeout", "1", ENCODER, cache=tmp_path)
+    assert time.monotonic() - t0 < 30
+    assert p.returncode == 2 and "timeout" in p.stderr
+    time.sleep(0.3)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(tmp_path) not in ps and not any("iree-compile" in ln and "mlir-lsp-" in ln for ln in ps.splitlines())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [ENCODER, ENCODER_TORCH], ids=["input", "torch"])
+@pytest.mark.parametrize("profile, before, after", [("default", 1660, 1658), ("sdxl", 1308, 1306)])
+def test_prompt_encoder_counts(tmp_path, path, profile, before, after):
+    item = counts(mlir_lsp("--dispatch-count", "--profile", profile, "--what-if", "--output-format", "json", path,
+                           cache=tmp_path))
+    assert item["flow_dispatches"] == before
+    assert item["what_if"]["flow_dispatches"] == after
+    assert item["what_if"]["asserts_fixed"] == 16
+
+
+@pytest.mark.slow
+def test_baseline_of_1658_fails_unfixed_and_passes_fixed(tmp_path):
+    base = tmp_path / "baseline.json"
+    fixed = tmp_path / "encoder.mlir"
+    fixed.write_text(ENCODER.read_text())
+    base.write_text(json.dumps({"version": 1, "counts": {str(ENCODER): {"default": 1658},
+                                                           str(fixed): {"default": 1658}}}))
+    unfixed = mlir_lsp("--dispatch-count", "--baseline", base, ENCODER, cache=tmp_path)
+    assert unfixed.returncode == 1 and "1660 dispatches" in unfixed.stderr
+    assert mlir_lsp("--check", "--fix", fixed, cache=tmp_path).returncode == 0
+    ok = mlir_lsp("--dispatch-count", "--baseline", base, fixed, cache=tmp_path)
+    assert ok.returncode == 0, ok.stderr
