@@ -19,6 +19,12 @@ SEED = SHARED / "fixtures" / "seed" / "sdxl_clip_extra_dispatches.mlir"
     config=ClientServerConfig(server_command=[sys.executable, "-m", "mlir_lsp_asserts"]),
 )
 async def client(request, lsp_client: LanguageClient):
+    refreshes = []
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def _refresh(params):  # VS Code re-asks for code lenses on this request
+        refreshes.append(params)
+
     params = types.InitializeParams(capabilities=client_capabilities(request.param))
     await lsp_client.initialize_session(params)
     yield
@@ -123,3 +129,14 @@ async def test_fix_all_hover_and_definition(client: LanguageClient):
     loc = await client.text_document_definition_async(types.DefinitionParams(
         types.TextDocumentIdentifier(uri), types.Position(27, 25)))  # %5 in the 2nd cmpi
     assert loc.range.start.line == 25
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_dispatch_count_request_and_code_lens(client: LanguageClient):
+    uri = (SHARED / "fixtures" / "repro" / "hoisted_gather.mlir").as_uri()
+    await open_doc(client, uri, (SHARED / "fixtures" / "repro" / "hoisted_gather.mlir").read_text())
+    result = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert result.flow_dispatches == 4
+    assert result.what_if.flow_dispatches == 3
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    assert lenses[0].command.title == "4 dispatches (default), 3 with the asserts removed (-1)"

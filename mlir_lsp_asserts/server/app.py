@@ -51,7 +51,8 @@ def apply_options(ls: MlirLspServer, options) -> None:
     if not isinstance(options, dict):
         return
     opts = options.get("mlirLsp", options)
-    rules = {k: v for k, v in opts.items() if k in ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode")}
+    rules = {k: v for k, v in opts.items() if k in ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode",
+                                                    "profiles")}
     if "fixMode" in rules:
         rules["fix-mode"] = rules.pop("fixMode")
     try:
@@ -277,6 +278,12 @@ def folding_ranges(ls: MlirLspServer, params: types.FoldingRangeParams):
         if e > s:
             out.append(types.FoldingRange(start_line=s, end_line=e))
     return out
+
+
+from . import dispatch_feature  # noqa: E402
+
+dispatch_state = dispatch_feature.DispatchState()
+dispatch_feature.setup(server, dispatch_state)
 
 
 def run_server(tcp: str | None = None) -> int:
