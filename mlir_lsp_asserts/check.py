@@ -51,12 +51,20 @@ def _suppressed(parsed: ParsedText, op: Op, code: str) -> bool:
     lines = parsed.lines
     first = lines.line_of(op.start)
     last = lines.line_of(max(op.start, op.end - 1))
+    full = parsed.text
     for ln in {first - 1, first, last}:
         if ln < 0 or ln >= lines.line_count:
             continue
-        text = lines.line_text(ln)
-        if "mlir-lsp" not in text:
+        ls, le = lines.line_span(ln)
+        at = full.find("mlir-lsp", ls, le)
+        if at == -1:
             continue
+        comment = full.rfind("//", ls, at)
+        if comment == -1:
+            continue
+        if ln == first - 1 and full[ls:comment].strip():
+            continue  # a trailing comment of the op above is about that op
+        text = full[comment:min(le, at + 200)]
         m = SUPPRESS.search(text)
         if m is None:
             continue

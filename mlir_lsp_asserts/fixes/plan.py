@@ -56,17 +56,20 @@ def dead_ops(scope: Scope, seeds: list[Op]) -> list[Op]:
     return sorted(removed.values(), key=lambda o: o.start)
 
 
+_BLANK = re.compile(r"[ \t\r]*")
+
+
 def line_deletion(text: str, op: Op) -> tuple[int, int]:
     """The span to delete for `op`: its whole line(s) when it stands alone, else the op text."""
     ls = text.rfind("\n", 0, op.start) + 1
     le = text.find("\n", op.end)
     le = len(text) if le == -1 else le
-    before = text[ls:op.start]
-    after = text[op.end:le]
-    if before.strip() == "" and after.strip() == "":
+    alone_before = _BLANK.fullmatch(text, ls, op.start) is not None
+    after_end = _BLANK.match(text, op.end, le).end()
+    if alone_before and after_end == le:
         return ls, (le + 1 if le < len(text) else le)
-    if before.strip() == "" and after.lstrip().startswith("//"):
-        return op.start, op.end + (len(after) - len(after.lstrip()))
+    if alone_before and text.startswith("//", after_end):
+        return op.start, after_end
     end = op.end
     while end < le and text[end] in " \t":
         end += 1
@@ -75,8 +78,7 @@ def line_deletion(text: str, op: Op) -> tuple[int, int]:
 
 def indentation_of(text: str, op: Op) -> str:
     ls = text.rfind("\n", 0, op.start) + 1
-    before = text[ls:op.start]
-    return before if before.strip() == "" else re.match(r"[ \t]*", before).group(0)
+    return _BLANK.match(text, ls, op.start).group(0).replace("\r", "")
 
 
 def newline_of(text: str) -> str:

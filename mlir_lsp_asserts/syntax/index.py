@@ -206,6 +206,11 @@ class LineIndex:
             units += 2 if ord(ch) > 0xFFFF else 1
         return end
 
+    def line_span(self, line: int) -> tuple[int, int]:
+        start = self.starts[line]
+        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
+        return start, end
+
     def line_text(self, line: int) -> str:
         start = self.starts[line]
         end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)

@@ -17,8 +17,12 @@ enclosing region's `}` comes. `{` opens a region when what follows is an op, a b
 from __future__ import annotations
 
 import re
+import sys
 
 from .index import Block, Op, Region, SyntaxIssue
+
+# Python frames per nesting level are few; this allows thousands of nested regions.
+DEEP_RECURSION = 40000
 
 # Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
 TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*(")?|//[^\n]*|[{}()\[\]\n]')
@@ -31,6 +35,7 @@ BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")
 STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 LABEL = re.compile(r"\^[\w$.\-]+")
 BLOCK_ARG = re.compile(r'"(?:[^"\\\n]|\\.)*"|%([\w$.\-]+)')
+BARE_ASSERT = re.compile(r"(?<![\w.$#!\-])cf\.assert(?=\s+%)")
 ALIAS_DEF = re.compile(r"[#!][\w$.\-]+[ \t]*=")
 SPLIT_MARKER = re.compile(r"^// -----[^\n]*$", re.M)
 
@@ -52,29 +57,52 @@ class Reader:
         self.start = start
         self.end = len(text) if end is None else end
         self.issues: list[SyntaxIssue] = []
+        self._issue_starts: set[int] = set()
         # When set, the regions of top-level ops (children of the outer `module`s) are skipped
         # and read on demand with `expand`: an edit or a query touches one of them only.
         self.lazy = lazy
 
+    def _issue(self, start: int, end: int, message: str) -> None:
+        """Record a syntax issue, clamped into the chunk; one per place (lazy re-reads repeat)."""
+        start = max(self.start, min(start, self.end))
+        end = max(start, min(end, self.end))
+        if start in self._issue_starts:
+            return
+        self._issue_starts.add(start)
+        self.issues.append(SyntaxIssue(start, end, message))
+
     # -- entry points -----------------------------------------------------------------
     def read(self) -> list[Op]:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, DEEP_RECURSION))
+        try:
+            return self._read()
+        except RecursionError:
+            self._issue(self.start, self.start, "nesting too deep to read")
+            return []
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _read(self) -> list[Op]:
         block = Block(None, self.start)
         pos = self._read_block_ops(self.start, None, [block], depth=0)
         if pos < self.end:  # a stray '}' at top level
-            self.issues.append(SyntaxIssue(pos, pos + 1, "unmatched '}'"))
+            self._issue(pos, pos + 1, "unmatched '}'")
             while pos < self.end:
                 pos += 1
                 block2 = Block(None, pos)
                 pos = self._read_block_ops(pos, None, [block2], depth=0)
                 block.ops.extend(block2.ops)
                 if pos < self.end:
-                    self.issues.append(SyntaxIssue(pos, pos + 1, "unmatched '}'"))
+                    self._issue(pos, pos + 1, "unmatched '}'")
         return block.ops
 
     def expand(self, op: Op) -> None:
         """Read the lazily skipped regions of `op` and of everything nested in it."""
         saved = self.lazy
         self.lazy = False
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, DEEP_RECURSION))
         try:
             stack = [op]
             while stack:
@@ -89,8 +117,11 @@ class Reader:
                 for r in cur.regions:
                     for b in r.blocks:
                         stack.extend(b.ops)
+        except RecursionError:
+            self._issue(op.start, op.start, "nesting too deep to read")
         finally:
             self.lazy = saved
+            sys.setrecursionlimit(limit)
 
     @staticmethod
     def _depth_of(op: Op) -> int:
@@ -108,7 +139,7 @@ class Reader:
         pos = self._read_block_ops(brace + 1, parent, blocks, depth)
         region.blocks = blocks
         if pos >= self.end:
-            self.issues.append(SyntaxIssue(brace, brace + 1, "region '{' is never closed"))
+            self._issue(brace, brace + 1, "region '{' is never closed")
             region.end = self.end
             return self.end
         region.end = pos + 1
@@ -133,7 +164,7 @@ class Reader:
             if parent is None and text.startswith("{-#", pos):
                 close = text.find("#-}", pos, end)
                 if close == -1:
-                    self.issues.append(SyntaxIssue(pos, pos + 3, "'{-#' metadata is never closed"))
+                    self._issue(pos, pos + 3, "'{-#' metadata is never closed")
                     return end
                 pos = close + 3
                 continue
@@ -145,7 +176,7 @@ class Reader:
         text = self.text
         m = LABEL.match(text, pos, self.end)
         if m is None:
-            self.issues.append(SyntaxIssue(pos, pos + 1, "expected a block label after '^'"))
+            self._issue(pos, pos + 1, "expected a block label after '^'")
             return self._skip_line(pos)
         block = Block(m.group(0), pos)
         p = m.end()
@@ -159,7 +190,7 @@ class Reader:
         if p < self.end and text[p] == ":":
             p += 1
         else:
-            self.issues.append(SyntaxIssue(pos, m.end(), "expected ':' after block label"))
+            self._issue(pos, m.end(), "expected ':' after block label")
         if len(blocks) == 1 and blocks[0].label is None and not blocks[0].ops:
             blocks[0] = block
         else:
@@ -174,7 +205,7 @@ class Reader:
         if text[pos] == "%":
             m = RESULTS.match(text, pos, end)
             if m is None:
-                self.issues.append(SyntaxIssue(pos, self._line_end(pos), "expected '=' after SSA result names"))
+                self._issue(pos, self._line_end(pos), "expected '=' after SSA result names")
                 return None, self._skip_line(pos)
             for r in RESULT_ITEM.finditer(text, m.start(1), m.end(1)):
                 results.append((r.group(1), r.start(), int(r.group(2) or 1)))
@@ -184,7 +215,7 @@ class Reader:
         if pos < end and text[pos] == '"':
             m = STRING.match(text, pos, end)
             if m is None:
-                self.issues.append(SyntaxIssue(pos, self._line_end(pos), "unterminated string"))
+                self._issue(pos, self._line_end(pos), "unterminated string")
                 return None, self._skip_line(pos)
             name = m.group(0)[1:-1]
             generic = True
@@ -192,7 +223,7 @@ class Reader:
             m = BARE_ID.match(text, pos, end)
             if m is None:
                 stop = self._line_end(pos)
-                self.issues.append(SyntaxIssue(pos, max(stop, pos + 1), "expected an operation"))
+                self._issue(pos, max(stop, pos + 1), "expected an operation")
                 return None, self._skip_line(pos)
             name = m.group(0)
         op = Op(name, start, m.end(), name_start, results, generic, parent)
@@ -211,13 +242,18 @@ class Reader:
                 tail = text[pos:end].rstrip()
                 op.end = pos + len(tail) if tail else last
                 if nesting:
-                    self.issues.append(SyntaxIssue(op.start, op.end, "unbalanced '(' or '[' in operation"))
+                    self._issue(op.start, op.end, "unbalanced '(' or '[' in operation")
                 return end
             s = m.start()
             c = text[s]
             if s > pos:
                 gap = text[pos:s].rstrip()
                 if gap:
+                    if nesting == 0 and "cf.assert" in gap:
+                        a = BARE_ASSERT.search(text, pos, pos + len(gap))
+                        if a is not None:  # `%0 = arith.constant 1 : i32 cf.assert %c, "a"`
+                            op.end = pos + len(text[pos:a.start()].rstrip()) if text[pos:a.start()].strip() else last
+                            return a.start()
                     last = pos + len(gap)
             if c == "\n":
                 if nesting == 0 and not self._continues(last, s + 1):
@@ -226,8 +262,11 @@ class Reader:
                 pos = s + 1
                 continue
             if c == '"':
+                if nesting == 0 and m.group(0) == '"cf.assert"' and text.startswith("(", m.end()):
+                    op.end = last
+                    return s
                 if m.group(1) is None:
-                    self.issues.append(SyntaxIssue(s, m.end(), "unterminated string"))
+                    self._issue(s, m.end(), "unterminated string")
                 last = pos = m.end()
                 continue
             if c == "/":
@@ -240,7 +279,7 @@ class Reader:
             if c in ")]":
                 nesting -= 1
                 if nesting < 0:
-                    self.issues.append(SyntaxIssue(s, s + 1, f"unmatched '{c}'"))
+                    self._issue(s, s + 1, f"unmatched '{c}'")
                     nesting = 0
                 last = pos = s + 1
                 continue
@@ -259,7 +298,7 @@ class Reader:
                 continue
             # c == "}": the enclosing region ends inside this op's line
             if nesting:
-                self.issues.append(SyntaxIssue(op.start, s, "unbalanced '(' or '[' in operation"))
+                self._issue(op.start, s, "unbalanced '(' or '[' in operation")
             op.end = last
             return s
 
@@ -340,7 +379,7 @@ class Reader:
                 depth -= 1
                 if depth == 0:
                     return m.end()
-        self.issues.append(SyntaxIssue(brace, brace + 1, "'{' is never closed"))
+        self._issue(brace, brace + 1, "'{' is never closed")
         return end
 
     def _match_paren(self, p: int) -> int:
@@ -357,7 +396,7 @@ class Reader:
                     return m.start()
             elif c in "{}":
                 break
-        self.issues.append(SyntaxIssue(p, p + 1, "unmatched '('"))
+        self._issue(p, p + 1, "unmatched '('")
         return self._line_end(p)
 
     def _skip_statement(self, pos: int) -> int:

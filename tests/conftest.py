@@ -1,0 +1,142 @@
+"""Shared paths and helpers for the test suite.
+
+The real data lives in `../shared` beside the repository (the corpus and the fixtures); tests
+read it in place and write only under pytest's `tmp_path`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+FIXTURES = SHARED / "fixtures"
+SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
+REPRO = FIXTURES / "repro" / "hoisted_gather.mlir"
+MODELS = FIXTURES / "models"
+DATA = Path(__file__).resolve().parent / "data"
+BIN = Path(sys.executable).parent  # the venv's bin/ (mlir-lsp, iree-opt)
+
+# `path:line:col: CODE message`
+CONCISE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>ML[AS]\d{3}) (?P<msg>.+)$")
+
+DISPATCH_OPS = frozenset({"flow.dispatch.workgroups", "flow.dispatch.region", "flow.executable",
+                          "stream.executable", "hal.executable"})
+LINALG_DIALECTS = ("linalg", "iree_linalg_ext")
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def concise(self) -> list[re.Match]:
+        """The concise-format finding lines of stdout, parsed (every line must be one)."""
+        out = []
+        for line in self.stdout.splitlines():
+            m = CONCISE_LINE.match(line)
+            assert m, f"not a concise finding line: {line!r}"
+            out.append(m)
+        return out
+
+    def error_lines(self) -> list[str]:
+        return [ln for ln in self.stderr.splitlines() if ln.startswith("mlir-lsp: error:")]
+
+
+def run_cli(*args: str | os.PathLike, input: bytes | str | None = None, cwd: str | os.PathLike | None = None,
+            timeout: float = 120, env: dict | None = None, check_traceback: bool = True) -> CliResult:
+    """Run `mlir-lsp` as a real subprocess (`python -m mlir_lsp_asserts`, the same entry point
+    as the console script). A Python traceback on stderr is always a failure."""
+    cmd = [sys.executable, "-m", "mlir_lsp_asserts", *map(str, args)]
+    if isinstance(input, str):
+        input = input.encode("utf-8")
+    full_env = dict(os.environ)
+    full_env.pop("CI", None)  # behave the same on a developer machine and in CI
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(cmd, input=input if input is not None else b"", capture_output=True,
+                          cwd=cwd, timeout=timeout, env=full_env)
+    res = CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+    if check_traceback:
+        assert "Traceback" not in res.stderr, res.stderr[-3000:]
+    return res
+
+
+def write(dirpath: Path, name: str, text: str | bytes) -> Path:
+    p = dirpath / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+_LOC = re.compile(r'^loc\("-":(\d+):(\d+)\)$')
+
+
+def real_asserts(text: str | bytes) -> list[tuple[int, int, list[str]]]:
+    """Every `cf.assert` the real MLIR parser sees: (1-based line, 1-based col, ancestor op names,
+    innermost first); line and col are None for an op with an explicit non-file `loc(...)`.
+    Raises if the parser rejects the text."""
+    from iree.compiler import ir
+
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    module = ir.Module.parse(text, ctx)
+    found = []
+
+    def visit(op):
+        if op.name == "cf.assert":
+            anc, p = [], op.parent
+            while p is not None:
+                anc.append(p.name)
+                p = p.parent
+            m = _LOC.match(str(op.location))
+            found.append((int(m.group(1)), int(m.group(2)), anc) if m else (None, None, anc))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def expected_code(ancestors: list[str]) -> str:
+    """The rule a cf.assert with these ancestors belongs to (the issue's definition)."""
+    if any(a.split(".", 1)[0] in LINALG_DIALECTS for a in ancestors):
+        return "MLA001"
+    if any(a in DISPATCH_OPS for a in ancestors):
+        return "MLA002"
+    return "MLA003"
+
+
+def assert_spans_inside(text: str, findings) -> None:
+    """Every finding's range (and its related ranges) lies inside the text and is well-formed."""
+    from mlir_lsp_asserts.syntax.index import LineIndex
+
+    li = LineIndex(text)
+    for f in findings:
+        spans = [f.span] + [r.span for r in f.related]
+        for s in spans:
+            assert 0 <= s.start <= s.end <= len(text), (f.code, f.message, s)
+            assert (s.start_pos.line, s.start_pos.character) == li.position(s.start), (f.code, s)
+            assert (s.end_pos.line, s.end_pos.character) == li.position(s.end), (f.code, s)
+            assert 0 <= s.start_pos.line < li.line_count and 0 <= s.end_pos.line < li.line_count
+
+
+@pytest.fixture(scope="session")
+def seed_text() -> str:
+    return SEED.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def repro_text() -> str:
+    return REPRO.read_text(encoding="utf-8")
