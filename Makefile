@@ -15,11 +15,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
+# Exit code 1 means "findings" / "would change" here, which is what the demo shows.
 demo: setup
 	@echo "== mlir-lsp --check on the bundled example (examples/hoisted_gather.mlir)"
-	-$(BIN)/mlir-lsp --check --output-format full examples/hoisted_gather.mlir
-	@echo "== the same with the assume fix, as a diff"
-	-$(BIN)/mlir-lsp --check --fix --fix-mode assume --diff examples/hoisted_gather.mlir
+	@$(BIN)/mlir-lsp --check --output-format full examples/hoisted_gather.mlir || test $$? -eq 1
+	@echo "== the assume fix, as a diff (nothing is written)"
+	@$(BIN)/mlir-lsp --check --fix --fix-mode assume --diff examples/hoisted_gather.mlir || test $$? -eq 1
+	@echo "== dispatch count for gfx942 with iree-compile, and with the asserts rewritten"
+	@$(BIN)/mlir-lsp --dispatch-count --what-if-mode assume examples/hoisted_gather.mlir
 
 test: setup
 	$(BIN)/python -m pytest -q
