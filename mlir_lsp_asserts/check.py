@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from .config import Settings
 from .findings import Finding, Position, Related, Span
 from .rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity, classify
-from .syntax.document import ParsedText, parse
+from .syntax.document import ParsedText, parse, register_literal
 from .syntax.index import Op
 from .syntax.ops import AssertOp, parse_op
 
-ASSERT_CANDIDATE = re.compile(r'(?<![\w.$"-])cf\.assert(?![\w.$-])|"cf\.assert"')
+ASSERT_CANDIDATE = register_literal(
+    re.compile(r'(?<![\w.$"-])cf\.assert(?![\w.$-])|"cf\.assert"'), "cf.assert")
 ASSERT_NAMES = frozenset({"cf.assert"})
 SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")
 TRAILING_LOC = re.compile(r'loc\(("(?:[^"\\]|\\.)*"):(\d+):(\d+)\)\s*$')

@@ -97,7 +97,9 @@ def render_full(reports: list[FileReport]) -> str:
 
 
 def render_json(reports: list[FileReport]) -> str:
-    return json.dumps([finding_json(r.path, f, r.lines) for r in reports for f in r.findings], indent=2) + "\n"
+    # One finding per line: readable, and encoded by json's C encoder (indent= is pure Python).
+    items = [json.dumps(finding_json(r.path, f, r.lines)) for r in reports for f in r.findings]
+    return "[\n" + ",\n".join(items) + "\n]\n" if items else "[]\n"
 
 
 def render_json_lines(reports: list[FileReport]) -> str:

@@ -18,11 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..syntax.document import parse
+from ..syntax.document import parse, register_literal
 from .compiler import Compiler, CompilerError, Run, _first_error, known_flags, parse_errors
 from .flags import FlagReport, translate
 
-WORKGROUPS = re.compile(r"(?<![\w.])flow\.dispatch\.workgroups(?![\w.])")
+WORKGROUPS = register_literal(re.compile(r"(?<![\w.])flow\.dispatch\.workgroups(?![\w.])"),
+                              "flow.dispatch.workgroups")
 TORCH_INPUT = re.compile(r"(?<![\w.])torch\.aten\.|!torch\.vtensor")
 SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 

@@ -53,6 +53,8 @@ class Scope:
     def __init__(self, text: str):
         self.text = text
         self._uses: dict[int, list[tuple[str, int]]] = {}
+        self._by_region: dict[int, dict[str, list[tuple[Op, int]]]] = {}
+        self._keep: list[Region] = []  # keeps ids above valid
 
     def uses_of_op(self, op: Op) -> list[tuple[str, int]]:
         u = self._uses.get(id(op))
@@ -101,16 +103,26 @@ class Scope:
         """(op, offset) of every use of the defined value within its scope."""
         if d.region is None:
             return []
-        out = []
-        for b in d.region.blocks:
-            for top in b.ops:
-                for o in top.walk():
-                    if o is not top and o.full_name in ISOLATED_FROM_ABOVE:
-                        continue
-                    for uname, off in self.uses_of_op(o):
-                        if base_name(uname) == d.name:
-                            out.append((o, off))
-        return out
+        return self._region_uses(d.region).get(d.name, [])
+
+    def _region_uses(self, region: Region) -> dict[str, list[tuple[Op, int]]]:
+        """Uses by name of everything in `region` (not inside isolated ops), built once."""
+        idx = self._by_region.get(id(region))
+        if idx is None:
+            idx = {}
+            stack = [o for b in reversed(region.blocks) for o in reversed(b.ops)]
+            while stack:
+                o = stack.pop()
+                for uname, off in self.uses_of_op(o):
+                    idx.setdefault(base_name(uname), []).append((o, off))
+                if o.full_name in ISOLATED_FROM_ABOVE:
+                    continue
+                for r in reversed(o.regions):
+                    for b in reversed(r.blocks):
+                        stack.extend(reversed(b.ops))
+            self._by_region[id(region)] = idx
+            self._keep.append(region)
+        return idx
 
     def isolated_scope(self, op: Op) -> Op:
         cur = op

@@ -31,6 +31,7 @@ class ParsedText:
     _lines: LineIndex | None = field(default=None, repr=False)
     _unit_starts: list[int] | None = field(default=None, repr=False)
     _units: list[tuple[Chunk, Op]] | None = field(default=None, repr=False)
+    _matches: dict = field(default_factory=dict, repr=False)
 
     @property
     def lines(self) -> LineIndex:
@@ -87,10 +88,26 @@ class ParsedText:
         one regex scan plus the functions that matter. Matches in comments or strings are
         discarded because the structural read does not make ops of them.
         """
+        key = (pattern.pattern, names)
+        cached = self._matches.get(key)
+        if cached is not None:
+            return list(cached)
         found: list[Op] = []
         seen: set[int] = set()
-        for m in pattern.finditer(self.text):
-            unit = self.unit_at(m.start())
+        text = self.text
+        literal = _literal_prefix(pattern)
+        if literal:
+            # str.find for the literal part (C speed), the regex only where it occurs
+            positions = []
+            pos = text.find(literal)
+            while pos != -1:
+                positions.append(pos)
+                pos = text.find(literal, pos + 1)
+            starts = [p for p in positions if any(pattern.match(text, q) for q in (p, p - 1) if q >= 0)]
+        else:
+            starts = [m.start() for m in pattern.finditer(text)]
+        for start in starts:
+            unit = self.unit_at(start)
             if unit is None:
                 continue
             chunk, op = unit
@@ -101,7 +118,22 @@ class ParsedText:
             found.extend(o for o in op.walk() if o.full_name in names)
         # Ops at module level themselves (outside any unit) and modules' direct ops.
         found.sort(key=lambda o: o.start)
-        return found
+        self._matches[key] = found
+        return list(found)
+
+
+def _literal_prefix(pattern: re.Pattern[str]) -> str | None:
+    """The literal declared with `register_literal` for this pattern, else None."""
+    return _LITERALS.get(pattern.pattern)
+
+
+_LITERALS: dict[str, str] = {}
+
+
+def register_literal(pattern: re.Pattern[str], literal: str) -> re.Pattern[str]:
+    """Declare that every match of `pattern` starts at, or one character before, `literal`."""
+    _LITERALS[pattern.pattern] = literal
+    return pattern
 
 
 def parse(text: str, lazy: bool = True) -> ParsedText:
