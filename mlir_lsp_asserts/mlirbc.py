@@ -17,7 +17,7 @@ def bytecode_to_text(data: bytes) -> str:
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
     try:
-        module = ir.Module.parse(data, ctx)
+        module = ir.Module.parse(bytes(data), ctx)
     except Exception as e:  # MLIRError and friends: the parser's own message
         first = str(e).strip().splitlines()
         raise SourceError("cannot read MLIR bytecode: " + (" ".join(first[:3]) or type(e).__name__)) from None

@@ -62,8 +62,7 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         if path == "-":
             data = stdin_data if stdin_data is not None else sys.stdin.buffer.read()
         else:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_bytes(path)
     except OSError as e:
         out.error = f"cannot read: {e.strerror or e}"
         return out
@@ -76,6 +75,8 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         out.error = "out of memory while reading the file"
         return out
     text = source.text
+    if not (opts.fix or opts.diff):
+        data = None  # the bytes are needed only to detect changes on disk before a write
     try:
         result = check_text(text, settings, is_bytecode=source.is_bytecode)
     except MemoryError:
@@ -94,6 +95,27 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
 
         fix_file_outcome(out, result, settings, opts, data, source.is_bytecode)
     return out
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, read into one buffer of the right size (f.read() may hold two copies)."""
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        while got < size:
+            n = f.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        view.release()
+        if got < size:
+            del buf[got:]
+        rest = f.read()  # the file grew while reading
+        if rest:
+            buf += rest
+    return buf
 
 
 def unified_diff(path: str, old: str, new: str) -> str:

@@ -48,7 +48,7 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
     if out.path == "-":
         out.stdout_text = fo.text
     else:
-        if not os.access(out.path, os.W_OK):
+        if not os.access(out.path, os.W_OK) or not (os.stat(out.path).st_mode & 0o222):
             out.error = "file is read-only; not fixed"
             return
         try:
