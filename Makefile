@@ -32,6 +32,7 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python bench/bench_check.py
+	$(BIN)/python bench/bench_dispatch.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

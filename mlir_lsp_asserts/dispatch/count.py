@@ -18,13 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..syntax.document import parse, register_literal
+from ..syntax.document import parse
 from .compiler import Compiler, CompilerError, Run, _first_error, known_flags, parse_errors
 from .flags import FlagReport, translate
 
-WORKGROUPS = register_literal(re.compile(r"(?<![\w.])flow\.dispatch\.workgroups(?![\w.])"),
-                              "flow.dispatch.workgroups")
-TORCH_INPUT = re.compile(r"(?<![\w.])torch\.aten\.|!torch\.vtensor")
 SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 
@@ -53,27 +50,46 @@ class Preview:
         return asdict(self)
 
 
+OP_NAME_BEFORE = re.compile(r"(?:=|^)[ \t]*\Z", re.M)
+
+
 def count_flow(text: str) -> tuple[int, dict[str, int]]:
-    """Workgroups ops in dispatch-creation output, total and per function/initializer."""
+    """Workgroups ops in dispatch-creation output, total and per function/initializer.
+
+    Compiler output has one op per match where the name stands after `=` (or alone at the
+    start of a line), so this needs the top-level structure only, not every function read.
+    """
     parsed = parse(text)
     per: dict[str, int] = {}
     initializers = 0
     names: dict[int, str] = {}
-    for op in parsed.ops_matching(WORKGROUPS, frozenset({"flow.dispatch.workgroups"})):
-        top = op
-        while top.parent is not None and top.parent.name not in ("module", "builtin.module"):
-            top = top.parent
-        key = names.get(id(top))
-        if key is None:
-            if top.full_name == "util.initializer":
-                initializers += 1
-                key = f"util.initializer#{initializers}"
-            else:
-                m = SYMBOL.search(text, top.name_start, min(top.end, top.name_start + 2000))
-                key = "@" + m.group(1) if m else top.full_name
-            names[id(top)] = key
-        per[key] = per.get(key, 0) + 1
+    literal = "flow.dispatch.workgroups"
+    pos = text.find(literal)
+    while pos != -1:
+        nxt = text[pos + len(literal):pos + len(literal) + 1]
+        line_start = text.rfind("\n", 0, pos) + 1
+        before = text[max(line_start, pos - 200):pos]
+        if (nxt in ("(", "[", " ", "{") and OP_NAME_BEFORE.search(before)
+                and (pos - 200 < line_start or "=" in before)):
+            unit = parsed.unit_at(pos)
+            if unit is not None:
+                top = unit[1]
+                key = names.get(id(top))
+                if key is None:
+                    if top.full_name == "util.initializer":
+                        initializers += 1
+                        key = f"util.initializer#{initializers}"
+                    else:
+                        m = SYMBOL.search(text, top.name_start, min(top.end, top.name_start + 2000))
+                        key = "@" + m.group(1) if m else top.full_name
+                    names[id(top)] = key
+                per[key] = per.get(key, 0) + 1
+        pos = text.find(literal, pos + 1)
     return sum(per.values()), per
+
+
+def is_torch_input(text: str) -> bool:
+    return ("torch.aten." in text or "!torch.vtensor" in text) and "cf.assert" not in text
 
 
 def _cache_dir() -> Path:
@@ -221,7 +237,7 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     rep = counter.prepare_flags(flags)
     fl = rep.flags
     notes = list(rep.notes)
-    is_torch = bool(TORCH_INPUT.search(text)) and "cf.assert" not in text
+    is_torch = is_torch_input(text)
 
     def base():
         return counter.count(text, fl, stream=stream)
