@@ -47,6 +47,16 @@ def attach_fixes(result, settings) -> None:
     if not pairs:
         return
     text = result.parsed.text
+    # One scope (and its use caches) per top-level op: memory stays proportional to a function.
+    by_unit: dict[int, list[tuple[Finding, Op]]] = {}
+    for f, op in pairs:
+        unit = result.parsed.unit_at(op.start)
+        by_unit.setdefault(id(unit[1]) if unit else 0, []).append((f, op))
+    for unit_pairs in by_unit.values():
+        _attach_unit(text, unit_pairs, settings)
+
+
+def _attach_unit(text: str, pairs: list[tuple[Finding, Op]], settings) -> None:
     scope = Scope(text)
     groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
     group_of = {id(a): g for g in groups for a in g.asserts}

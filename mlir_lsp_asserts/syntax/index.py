@@ -71,9 +71,10 @@ class Op:
     results: list[tuple[str, int, int]]  # (name without %, offset of %, number of values)
     generic: bool = False
     parent: Op | None = None
-    regions: list[Region] = field(default_factory=list)
+    # Most ops have no region: an empty tuple is shared, a list is made on the first one.
+    regions: list[Region] | tuple = ()
     # Regions not read yet (byte ranges of their braces), read on demand by `Reader.expand`.
-    lazy_regions: list[tuple[int, int]] = field(default_factory=list)
+    lazy_regions: list[tuple[int, int]] | tuple = ()
 
     @property
     def full_name(self) -> str:

@@ -108,7 +108,9 @@ class Reader:
             while stack:
                 cur = stack.pop()
                 if cur.lazy_regions:
-                    lazy, cur.lazy_regions = cur.lazy_regions, []
+                    lazy, cur.lazy_regions = cur.lazy_regions, ()
+                    if not cur.regions:
+                        cur.regions = []
                     for s, _e in lazy:
                         region = Region(s, s)
                         self._read_region(s, cur, region, self._depth_of(cur) + 1)
@@ -201,14 +203,14 @@ class Reader:
     def _read_op(self, pos: int, parent: Op | None, depth: int) -> tuple[Op | None, int]:
         text, end = self.text, self.end
         start = pos
-        results: list[tuple[str, int, int]] = []
+        results: list[tuple[str, int, int]] | tuple = ()
         if text[pos] == "%":
             m = RESULTS.match(text, pos, end)
             if m is None:
                 self._issue(pos, self._line_end(pos), "expected '=' after SSA result names")
                 return None, self._skip_line(pos)
-            for r in RESULT_ITEM.finditer(text, m.start(1), m.end(1)):
-                results.append((r.group(1), r.start(), int(r.group(2) or 1)))
+            results = [(r.group(1), r.start(), int(r.group(2) or 1))
+                       for r in RESULT_ITEM.finditer(text, m.start(1), m.end(1))]
             pos = m.end()
         name_start = pos
         generic = False
@@ -287,11 +289,15 @@ class Reader:
                 if self._is_region(s):
                     if self.lazy and is_unit(op):
                         close = self._skip_braces(s)
+                        if not op.lazy_regions:
+                            op.lazy_regions = []
                         op.lazy_regions.append((s, close))
                         last = pos = close
                     else:
                         region = Region(s, s)
                         last = pos = self._read_region(s, op, region, depth + 1)
+                        if not op.regions:
+                            op.regions = []
                         op.regions.append(region)
                 else:
                     last = pos = self._skip_braces(s)
