@@ -45,11 +45,22 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
     return text
 
 
+async def wait_publish(client: LanguageClient, uri: str, version: int, source: str = "mlir-lsp"):
+    """Diagnostics of the first publish for `uri` at `version` (the server's own findings, or
+    with source="iree-opt" the one that adds the real parser's diagnostics)."""
+    while True:
+        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if params.uri != uri or params.version != version:
+            continue
+        if source == "iree-opt" and not any(d.source == "iree-opt" for d in params.diagnostics):
+            continue
+        return [d for d in params.diagnostics if d.source == "mlir-lsp"] if source == "mlir-lsp" else params.diagnostics
+
+
 async def open_doc(client: LanguageClient, uri: str, text: str, version: int = 1):
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         types.TextDocumentItem(uri=uri, language_id="mlir", version=version, text=text)))
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    return client.diagnostics[uri]
+    return await wait_publish(client, uri, version)
 
 
 @pytest.mark.asyncio(loop_scope="function")
@@ -80,8 +91,7 @@ async def test_seed_diagnostics_and_assume_quick_fix(client: LanguageClient):
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
                          for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)]))
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    diags = client.diagnostics[uri]
+    diags = await wait_publish(client, uri, 2)
     assert [d.range.start.line for d in diags if d.code == "MLA001"] == [49, 51]
 
 
@@ -140,3 +150,21 @@ async def test_dispatch_count_request_and_code_lens(client: LanguageClient):
     assert result.what_if.flow_dispatches == 3
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
     assert lenses[0].command.title == "4 dispatches (default), 3 with the asserts removed (-1)"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_real_parser_diagnostics_and_old_syntax_said_once(client: LanguageClient):
+    uri = "file:///tmp/bad.mlir"
+    text = "func.func @f() -> i32 {\n  %0 = arith.constant 1 : i64\n  return %0 : i64\n}\n"
+    await open_doc(client, uri, text)
+    diags = await wait_publish(client, uri, 1, source="iree-opt")
+    (d,) = [d for d in diags if d.source == "iree-opt"]
+    assert d.severity == types.DiagnosticSeverity.Error and d.range.start.line == 2
+    assert "doesn't match function result type" in d.message
+
+    seed = "file:///tmp/seed2.mlir"
+    await open_doc(client, seed, SEED.read_text())
+    diags = await wait_publish(client, seed, 1, source="iree-opt")
+    parser = [d for d in diags if d.source == "iree-opt"]
+    assert len(parser) == 1 and "another IREE release" in parser[0].message
+    assert len([d for d in diags if d.code == "MLA001"]) == 4

@@ -25,6 +25,14 @@ class MlirLspServer(LanguageServer):
         super().__init__("mlir-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
         self.analyses: dict[str, Analysis] = {}
+        from .parser_feature import ParserDiagnostics
+
+        self.parser_diagnostics = ParserDiagnostics()
+        self.event_loop = None
+
+    def publish_threadsafe(self, uri: str) -> None:
+        if self.event_loop is not None:
+            self.event_loop.call_soon_threadsafe(self.publish, uri)
 
     def analysis(self, uri: str) -> Analysis | None:
         doc = self.workspace.get_text_document(uri)
@@ -40,6 +48,7 @@ class MlirLspServer(LanguageServer):
         if a.error:
             diags.insert(0, types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
                                              a.error, severity=types.DiagnosticSeverity.Error, source="mlir-lsp"))
+        diags.extend(self.parser_diagnostics.for_version(uri, a.version))
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=a.version, diagnostics=diags))
 
@@ -69,6 +78,9 @@ def initialized(ls: MlirLspServer, params: types.InitializedParams):
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: MlirLspServer, params: types.InitializeParams):
+    import asyncio
+
+    ls.event_loop = asyncio.get_event_loop()  # background threads publish through it
     apply_options(ls, params.initialization_options)
 
 
@@ -83,16 +95,19 @@ def did_change_configuration(ls: MlirLspServer, params: types.DidChangeConfigura
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: MlirLspServer, params: types.DidOpenTextDocumentParams):
     ls.publish(params.text_document.uri)
+    ls.parser_diagnostics.schedule(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: MlirLspServer, params: types.DidChangeTextDocumentParams):
     ls.publish(params.text_document.uri)
+    ls.parser_diagnostics.schedule(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MlirLspServer, params: types.DidCloseTextDocumentParams):
     ls.analyses.pop(params.text_document.uri, None)
+    ls.parser_diagnostics.forget(params.text_document.uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
