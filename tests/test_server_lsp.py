@@ -168,3 +168,32 @@ async def test_real_parser_diagnostics_and_old_syntax_said_once(client: Language
     parser = [d for d in diags if d.source == "iree-opt"]
     assert len(parser) == 1 and "another IREE release" in parser[0].message
     assert len([d for d in diags if d.code == "MLA001"]) == 4
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_semantic_tokens_pull_diagnostics_and_bytecode(client: LanguageClient, tmp_path):
+    import subprocess
+
+    path = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
+    uri = path.as_uri()
+    await open_doc(client, uri, path.read_text())
+    toks = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(types.TextDocumentIdentifier(uri)))
+    data = toks.data
+    assert len(data) % 5 == 0 and len(data) > 100
+    # decode: the first token of line 18 (0-based 17) is `cf` (namespace) then `assert` (function)
+    line = char = 0
+    found = []
+    for i in range(0, len(data), 5):
+        line += data[i]
+        char = data[i + 1] if data[i] else char + data[i + 1]
+        found.append((line, char, data[i + 2], data[i + 3]))
+    assert (17, 4, 2, 0) in found and (17, 7, 6, 1) in found
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+    assert [d.code for d in report.items if d.source == "mlir-lsp"] == ["MLA001"] * 4
+    bc = tmp_path / "r.mlirbc"
+    subprocess.run([str(Path(sys.executable).parent / "iree-opt"), str(path), "--emit-bytecode", "-o", str(bc)],
+                   check=True)
+    res = await client.protocol.send_request_async("mlirLsp/bytecodeToText", {"uri": bc.as_uri()})
+    assert res.isBytecode and "cf.assert" in res.text

@@ -295,7 +295,36 @@ def folding_ranges(ls: MlirLspServer, params: types.FoldingRangeParams):
     return out
 
 
-from . import dispatch_feature  # noqa: E402
+from . import dispatch_feature, tokens_feature  # noqa: E402
+
+tokens_feature.setup(server)
+
+
+@server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(inter_file_dependencies=False, workspace_diagnostics=False))
+def pull_diagnostics(ls: MlirLspServer, params: types.DocumentDiagnosticParams):
+    a = ls.analysis(params.text_document.uri)
+    diags = [diagnostic(params.text_document.uri, a.result.parsed.lines, f) for f in a.result.findings]
+    diags.extend(ls.parser_diagnostics.for_version(params.text_document.uri, a.version))
+    return types.RelatedFullDocumentDiagnosticReport(items=diags)
+
+
+@server.feature("mlirLsp/bytecodeToText")
+def bytecode_to_text(ls: MlirLspServer, params):
+    """Textual form of a `.mlirbc` file (like mlir-lsp-server's bytecode conversion)."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    from ..source import SourceError, decode
+
+    uri = params.uri if hasattr(params, "uri") else params["uri"]
+    path = Path(unquote(urlparse(uri).path))
+    try:
+        src = decode(path.read_bytes())
+    except (OSError, SourceError) as e:
+        return {"error": f"{path.name}: {getattr(e, 'strerror', None) or e}"}
+    return {"text": src.text, "isBytecode": src.is_bytecode}
+
 
 dispatch_state = dispatch_feature.DispatchState()
 dispatch_feature.setup(server, dispatch_state)
