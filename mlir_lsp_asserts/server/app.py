@@ -29,10 +29,11 @@ class MlirLspServer(LanguageServer):
 
         self.parser_diagnostics = ParserDiagnostics()
         self.event_loop = None
+        self.pulled: set[str] = set()  # documents whose diagnostics the client pulls
 
     def publish_threadsafe(self, uri: str) -> None:
         if self.event_loop is not None:
-            self.event_loop.call_soon_threadsafe(self.publish, uri)
+            self.event_loop.call_soon_threadsafe(self.publish, uri, True)
 
     def analysis(self, uri: str) -> Analysis | None:
         doc = self.workspace.get_text_document(uri)
@@ -42,7 +43,15 @@ class MlirLspServer(LanguageServer):
             self.analyses[uri] = a
         return a
 
-    def publish(self, uri: str) -> None:
+    def publish(self, uri: str, refresh_pull: bool = False) -> None:
+        """Push diagnostics, unless the client pulls them for this document (then pushing would
+        show every finding twice): clients that pull get a refresh request instead."""
+        if uri in self.pulled:
+            caps = self.client_capabilities
+            ws = caps.workspace if caps else None
+            if refresh_pull and ws and ws.diagnostics and ws.diagnostics.refresh_support:
+                self.workspace_diagnostic_refresh(None)
+            return
         a = self.analysis(uri)
         diags = [diagnostic(uri, a.result.parsed.lines, f) for f in a.result.findings]
         if a.error:
@@ -60,6 +69,11 @@ def apply_options(ls: MlirLspServer, options) -> None:
     if not isinstance(options, dict):
         return
     opts = options.get("mlirLsp", options)
+    if not isinstance(opts, dict):  # e.g. an empty Lua table arrives as []
+        if opts not in ([], None, ""):
+            ls.window_show_message(types.ShowMessageParams(
+                types.MessageType.Warning, f"mlir-lsp: settings must be an object, not {type(opts).__name__}; using defaults"))
+        return
     rules = {k: v for k, v in opts.items() if k in ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode",
                                                     "profiles")}
     if "fixMode" in rules:
@@ -107,6 +121,7 @@ def did_change(ls: MlirLspServer, params: types.DidChangeTextDocumentParams):
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MlirLspServer, params: types.DidCloseTextDocumentParams):
     ls.analyses.pop(params.text_document.uri, None)
+    ls.pulled.discard(params.text_document.uri)
     ls.parser_diagnostics.forget(params.text_document.uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
@@ -303,6 +318,10 @@ tokens_feature.setup(server)
 @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
                 types.DiagnosticOptions(inter_file_dependencies=False, workspace_diagnostics=False))
 def pull_diagnostics(ls: MlirLspServer, params: types.DocumentDiagnosticParams):
+    uri = params.text_document.uri
+    if uri not in ls.pulled:  # from now on this client pulls: clear what was pushed
+        ls.pulled.add(uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     a = ls.analysis(params.text_document.uri)
     diags = [diagnostic(params.text_document.uri, a.result.parsed.lines, f) for f in a.result.findings]
     diags.extend(ls.parser_diagnostics.for_version(params.text_document.uri, a.version))

