@@ -197,3 +197,25 @@ async def test_semantic_tokens_pull_diagnostics_and_bytecode(client: LanguageCli
                    check=True)
     res = await client.protocol.send_request_async("mlirLsp/bytecodeToText", {"uri": bc.as_uri()})
     assert res.isBytecode and "cf.assert" in res.text
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_dispatch_count_on_save_shows_in_lens_and_hover(client: LanguageClient, tmp_path):
+    import asyncio
+
+    path = tmp_path / "repro.mlir"
+    path.write_text((SHARED / "fixtures" / "repro" / "hoisted_gather.mlir").read_text())
+    uri = path.as_uri()
+    await open_doc(client, uri, path.read_text())
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    title = ""
+    for _ in range(100):  # the compile runs in the background; the lens shows it when done
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        title = lenses[0].command.title
+        if "dispatches" in title and "count dispatches" not in title:
+            break
+        await asyncio.sleep(0.1)
+    assert title == "4 dispatches (default), 3 with the asserts removed (-1)"
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(17, 6)))
+    assert "saves 1 dispatch " in hover.contents.value

@@ -78,6 +78,8 @@ def apply_options(ls: MlirLspServer, options) -> None:
                                                     "profiles")}
     if "fixMode" in rules:
         rules["fix-mode"] = rules.pop("fixMode")
+    for problem in dispatch_state.configure(opts):
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"mlir-lsp: {problem}; default kept"))
     try:
         ls.settings = settings_from_mapping(rules, "mlirLsp settings")
     except ConfigError as e:
@@ -109,19 +111,27 @@ def did_change_configuration(ls: MlirLspServer, params: types.DidChangeConfigura
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: MlirLspServer, params: types.DidOpenTextDocumentParams):
     ls.publish(params.text_document.uri)
+    dispatch_feature.schedule(ls, dispatch_state, params.text_document.uri, "open")
     ls.parser_diagnostics.schedule(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: MlirLspServer, params: types.DidChangeTextDocumentParams):
     ls.publish(params.text_document.uri)
+    dispatch_feature.schedule(ls, dispatch_state, params.text_document.uri, "change")
     ls.parser_diagnostics.schedule(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: MlirLspServer, params: types.DidSaveTextDocumentParams):
+    dispatch_feature.schedule(ls, dispatch_state, params.text_document.uri, "save")
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MlirLspServer, params: types.DidCloseTextDocumentParams):
     ls.analyses.pop(params.text_document.uri, None)
     ls.pulled.discard(params.text_document.uri)
+    dispatch_state.cancel(params.text_document.uri)
     ls.parser_diagnostics.forget(params.text_document.uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
@@ -185,6 +195,10 @@ def hover(ls: MlirLspServer, params: types.HoverParams):
                 parts.append(f"- fix: {assume.title.split(': ', 1)[1]}")
             elif f.assume_unavailable:
                 parts.append(f"- no util.assume.int rewrite: {f.assume_unavailable}")
+            saved = dispatch_feature.saved_dispatches(dispatch_state, params.text_document.uri, a.version)
+            if saved is not None:
+                parts.append(f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
+                             f"(iree-compile, {dispatch_state.profile})")
             if f.doc_url:
                 parts.append(f"\n[{f.code} documentation]({f.doc_url})")
             return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n".join(parts)),
