@@ -81,6 +81,7 @@ def run_dispatch_count(args) -> int:
             return 2
     counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
     results, errors, failed = [], 0, False
+    fmt = args.output_format or "concise"
     interactive = sys.stderr.isatty()
     for path in args.paths:
         try:
@@ -101,6 +102,10 @@ def run_dispatch_count(args) -> int:
             print(f"mlir-lsp: warning: {path}: {w}", file=sys.stderr)
         for n in pv.notes:
             print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
+        if fmt != "json":
+            for src in pv.assert_sources:
+                print(f"{path}:{src['line']}:{src['column']}: MLA004 `{src['op']}` lowers to {src['asserts']} "
+                      f"cf.assert in linalg regions ({'; '.join(src['messages'])})")
         results.append(pv)
         for v in judge(path, args.profile, pv.flow_dispatches, args.max_dispatches, baseline):
             print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)

@@ -124,3 +124,15 @@ def test_baseline_of_1658_fails_unfixed_and_passes_fixed(tmp_path):
     assert mlir_lsp("--check", "--fix", fixed, cache=tmp_path).returncode == 0
     ok = mlir_lsp("--dispatch-count", "--baseline", base, fixed, cache=tmp_path)
     assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.slow
+def test_torch_ops_lowering_to_asserts_are_traced_by_location(tmp_path):
+    torch = SHARED / "fixtures" / "models" / "clip_l.torch.mlir"
+    item = counts(mlir_lsp("--dispatch-count", "--what-if", "--output-format", "json", torch, cache=tmp_path))
+    srcs = item["assert_sources"]
+    assert [(s["line"], s["op"], s["asserts"]) for s in srcs] == [(210, "torch.aten.embedding", 2),
+                                                                  (216, "torch.aten.embedding", 2)]
+    assert item["flow_dispatches"] == item["what_if"]["flow_dispatches"] == 269  # clip_l alone: no difference
+    concise = mlir_lsp("--dispatch-count", "--what-if", torch, cache=tmp_path)
+    assert f"{torch}:210:10: MLA004 `torch.aten.embedding` lowers to 2 cf.assert" in concise.stdout

@@ -95,6 +95,7 @@ def test_rules_have_codes_names_severities_and_doc_links():
         ("MLA001", "assert-in-linalg-region", Severity.WARNING),
         ("MLA002", "assert-in-dispatch", Severity.WARNING),
         ("MLA003", "assert-on-host", Severity.INFORMATION),
+        ("MLA004", "torch-op-lowers-to-assert", Severity.INFORMATION),
     ]
     for r in RULES:
         assert r.doc_url.endswith(f"docs/rules/{r.code}.md")

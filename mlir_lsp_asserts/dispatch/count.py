@@ -43,6 +43,7 @@ class Preview:
     per_function: dict[str, int]
     what_if: dict | None
     seconds: float
+    assert_sources: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -202,13 +203,17 @@ class DispatchCounter:
             with open(src, "w", encoding="utf-8") as f:
                 f.write(text)
             out = os.path.join(tmp, "lowered.mlir")
-            self._run([self.compiler.path, src, *flags, "--compile-to=input", "-o", out])
+            self._run([self.compiler.path, src, *flags, "--compile-to=input", "--mlir-print-debuginfo", "-o", out])
             with open(out, encoding="utf-8", errors="replace") as f:
                 lowered = f.read()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        self._store(key, {"text": lowered})
+        self._store(key, {"text": lowered, "input": src})
         return lowered
+
+    def lowered_input_name(self, text: str, flags: list[str]) -> str | None:
+        hit = self._cached(self._key("lower-input", flags, text))
+        return hit.get("input") if hit else None
 
 
 def _stream_dispatches(path: str) -> int | None:
@@ -242,9 +247,12 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     def base():
         return counter.count(text, fl, stream=stream)
 
+    sources: list[dict] = []
+
     def alt():
         if is_torch:
             lowered = counter.lower_to_input(text, fl)
+            sources.extend(trace_asserts(lowered, text, counter.lowered_input_name(text, fl)))
             fixed, n = fixed_text(lowered, what_if)
             notes.append(f"torch input: lowered with --compile-to=input, {n} asserts fixed, compiled from there")
             return counter.count(fixed, fl, stream=stream, compile_from="input"), n
@@ -267,4 +275,38 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     else:
         b, wi = base(), None
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
-                   wi, round(time.monotonic() - t0, 3), notes, list(rep.warnings))
+                   wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
+                   warnings=list(rep.warnings))
+
+
+def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dict]:
+    """The source ops whose lowering put `cf.assert`s into linalg regions, found through the
+    lowered asserts' locations (`--mlir-print-debuginfo`), not through a list of op names."""
+    from ..check import _source_location, assert_ops
+    from ..rules.mla001_assert_in_linalg_region import enclosing_linalg_op
+
+    parsed = parse(lowered)
+    lines = source.split("\n")
+    by_line: dict[tuple[int, int], dict] = {}
+    for op in assert_ops(parsed):
+        if enclosing_linalg_op(op) is None:
+            continue
+        loc = _source_location(parsed, op)
+        if loc is None:
+            continue
+        file, line_s, col_s = loc.rsplit(":", 2)
+        if input_name and os.path.basename(file) != os.path.basename(input_name):
+            continue
+        line, col = int(line_s), int(col_s)
+        if not 0 < line <= len(lines):
+            continue
+        m = re.search(r'(?:=\s*)?"?([a-z_][\w$]*\.[\w$.]+)', lines[line - 1][col - 1:])
+        entry = by_line.setdefault((line, col), {"line": line, "column": col,
+                                                  "op": m.group(1) if m else "?", "asserts": 0, "messages": []})
+        entry["asserts"] += 1
+        from ..check import assert_message
+
+        msg = assert_message(parsed, op)
+        if msg and msg not in entry["messages"]:
+            entry["messages"].append(msg)
+    return sorted(by_line.values(), key=lambda e: (e["line"], e["column"]))

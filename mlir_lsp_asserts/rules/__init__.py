@@ -7,8 +7,9 @@ from .base import Placement, Rule, Severity
 from .mla001_assert_in_linalg_region import RULE as MLA001
 from .mla002_assert_in_dispatch import RULE as MLA002
 from .mla003_assert_on_host import RULE as MLA003
+from .mla004_torch_op_lowers_to_assert import RULE as MLA004
 
-RULES: tuple[Rule, ...] = (MLA001, MLA002, MLA003)
+RULES: tuple[Rule, ...] = (MLA001, MLA002, MLA003, MLA004)
 RULES_BY_CODE = {r.code: r for r in RULES}
 RULES_BY_NAME = {r.name: r for r in RULES}
 

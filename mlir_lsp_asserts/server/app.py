@@ -58,6 +58,7 @@ class MlirLspServer(LanguageServer):
             diags.insert(0, types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
                                              a.error, severity=types.DiagnosticSeverity.Error, source="mlir-lsp"))
         diags.extend(self.parser_diagnostics.for_version(uri, a.version))
+        diags.extend(dispatch_feature.torch_diagnostics(self, dispatch_state, uri, a.version))
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=a.version, diagnostics=diags))
 
@@ -339,6 +340,7 @@ def pull_diagnostics(ls: MlirLspServer, params: types.DocumentDiagnosticParams):
     a = ls.analysis(params.text_document.uri)
     diags = [diagnostic(params.text_document.uri, a.result.parsed.lines, f) for f in a.result.findings]
     diags.extend(ls.parser_diagnostics.for_version(params.text_document.uri, a.version))
+    diags.extend(dispatch_feature.torch_diagnostics(ls, dispatch_state, uri, a.version))
     return types.RelatedFullDocumentDiagnosticReport(items=diags)
 
 

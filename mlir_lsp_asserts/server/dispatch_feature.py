@@ -115,6 +115,8 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
     with state.lock:
         state.results[uri] = (version, result)
     _refresh_lenses(ls)
+    if result.get("assert_sources"):
+        _in_loop(ls, ls.publish, uri)
     return result
 
 
@@ -170,6 +172,25 @@ def schedule(ls, state: DispatchState, uri: str, reason: str) -> None:
     t.daemon = True
     state.timers[uri] = t
     t.start()
+
+
+def torch_diagnostics(ls, state: DispatchState, uri: str, version) -> list[types.Diagnostic]:
+    """MLA004 on the torch ops whose lowering put asserts into linalg regions (last preview)."""
+    with state.lock:
+        r = state.results.get(uri)
+    if not r or r[0] != version or not ls.settings.enabled("MLA004"):
+        return []
+    out = []
+    for src in r[1].get("assert_sources", []):
+        line, col = src["line"] - 1, src["column"] - 1
+        out.append(types.Diagnostic(
+            range=types.Range(types.Position(line, col), types.Position(line, col + len(src["op"]))),
+            message=(f"`{src['op']}` lowers to {src['asserts']} cf.assert in linalg regions, which block CSE and "
+                     f"fusion and can cost dispatches: " + "; ".join(f'"{m}"' for m in src["messages"])),
+            severity=types.DiagnosticSeverity.Information, code="MLA004", source="mlir-lsp",
+            code_description=types.CodeDescription(
+                href="https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/MLA004.md")))
+    return out
 
 
 def saved_dispatches(state: DispatchState, uri: str, version) -> int | None:

@@ -1,0 +1,28 @@
+"""MLA004 torch-op-lowers-to-assert: a torch op whose lowering puts `cf.assert`s into linalg
+regions (e.g. `torch.aten.embedding`, `torch.aten.gather`).
+
+A torch-dialect file has no `cf.assert` yet: they appear during `--compile-to=input`. The
+dispatch engine lowers the file with `--mlir-print-debuginfo` and traces each lowered assert
+that sits in a linalg region back to the source op through its location, so this works for any
+op whose lowering does it, not a fixed list of names. Reported by the dispatch preview (the
+CLI's --dispatch-count and the server's dispatch count), not by the plain text check.
+"""
+
+from __future__ import annotations
+
+from ..syntax.index import Op
+from .base import Placement, Rule, Severity
+
+
+def _match(op: Op) -> Placement | None:
+    return None  # not a placement of a cf.assert: found by tracing a real lowering
+
+
+RULE = Rule(
+    code="MLA004",
+    name="torch-op-lowers-to-assert",
+    severity=Severity.INFORMATION,
+    summary="torch op whose lowering puts cf.assert into linalg regions (costs dispatches)",
+    match=_match,
+    strip_is_safe=True,
+)
