@@ -200,6 +200,7 @@ class _Locs:
     def __init__(self, rnd: random.Random):
         self.rnd = rnd
         self.defs: list[str] = []
+        self.def_bytes = 0
         self.on = False
         self.line = 1
 
@@ -211,6 +212,7 @@ class _Locs:
         if self.rnd.random() < 0.5:
             return f" loc({where})"
         self.defs.append(f"#loc{len(self.defs)} = loc({where})")
+        self.def_bytes += len(self.defs[-1]) + 1
         return f" loc(#loc{len(self.defs) - 1})"
 
 
@@ -235,7 +237,7 @@ def generate(target_bytes: int, seed: int = 0) -> tuple[str, int]:
     locs = _Locs(rnd)
     parts = [HEADER]
     size, i, asserts = len(HEADER), 0, 0
-    while size < target_bytes:
+    while size + locs.def_bytes < target_bytes:
         locs.on = rnd.random() < LOC_SHARE
         s, n = rnd.choice(SEQS), rnd.choice(DIMS)
         if i % GATHER_EVERY == 7:

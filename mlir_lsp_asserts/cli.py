@@ -195,9 +195,9 @@ def _check_once(args, opts: JobOptions) -> int:
         level = "error" if msg.endswith("no such file or directory") else "warning"
         print(f"mlir-lsp: {level}: {msg}", file=sys.stderr)
     for oc in outcomes:
-        if oc.error:
+        if oc.error or oc.write_error:
             errors += 1
-            print(f"mlir-lsp: error: {oc.path}: {oc.error}", file=sys.stderr)
+            print(f"mlir-lsp: error: {oc.path}: {oc.error or oc.write_error}", file=sys.stderr)
         for note in oc.notes:
             if not args.quiet:
                 print(f"mlir-lsp: {oc.path}: {note}", file=sys.stderr)
@@ -212,6 +212,8 @@ def _check_once(args, opts: JobOptions) -> int:
         for oc in outcomes:
             if oc.stdout_text is not None:
                 sys.stdout.write(oc.stdout_text)
+        if not args.quiet or fmt not in ("concise", "full"):
+            sys.stderr.write(RENDERERS[fmt](reports))  # stdout carries the fixed text
     else:
         sys.stdout.write(RENDERERS[fmt](reports))
     if args.statistics:

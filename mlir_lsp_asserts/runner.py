@@ -31,6 +31,7 @@ class FileOutcome:
     text: str | None = None
     lines: object = None
     error: str | None = None
+    write_error: str | None = None  # --fix could not write; the findings are still reported
     notes: list[str] = field(default_factory=list)
     diff: str | None = None
     changed: bool = False

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import BIN, run_cli  # noqa: F401  (re-exported for the fix tests)
+from conftest import BIN
 
 # One `flow.dispatch.workgroups` op per dispatch at --compile-to=dispatch-creation; the op name is
 # followed by its operand list `(`, a workload `[` or (never in practice) whitespace.

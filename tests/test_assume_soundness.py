@@ -105,7 +105,7 @@ def brute_force(root_w, members, conds) -> dict[str, set[int]]:
     return seen
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_assume_range_is_sound_and_tightest(prog):
     root_w, members, conds = prog
@@ -129,6 +129,9 @@ def test_assume_range_is_sound_and_tightest(prog):
     for name, _t, _s in members:
         w = width(_t)
         vals = expected[name]
+        if w > 64:  # util.assume.int ranges are uint64: never offered for wider types
+            assert name not in offered
+            continue
         if not vals:
             assert name not in offered, f"{name}: conditions never hold, but offered {offered.get(name)}"
             continue
@@ -139,7 +142,7 @@ def test_assume_range_is_sound_and_tightest(prog):
         assert offered.get(name) == hull, f"{name}: expected {hull}, got {offered.get(name)}\n{text}"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_assume_rewrite_parses_with_the_real_parser(prog):
     text = render(*prog)

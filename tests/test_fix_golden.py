@@ -13,12 +13,12 @@ the `tensor.extract` read it), not produced by the tool.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from conftest import REPRO, SEED, real_asserts, run_cli
 from fixhelpers import apply_lsp_edits, copy_to, real_parse_error
-from pathlib import Path
 
 GOLDEN = Path(__file__).parent / "golden"
 ASSUME_LINE = "        %assumed_5 = util.assume.int %5<umin = 0, umax = 76> : index\n"

@@ -27,8 +27,12 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
     from ..runner import unified_diff
 
     text = result.parsed.text
+    before: str | None = None
+    unreadable_note = ""
     fo = fix_text(result, settings.fix_mode, opts.unsafe_fixes)
     if fo.text == text:
+        if out.path == "-" and opts.fix and not opts.diff:
+            out.stdout_text = text  # a filter prints its input even when nothing changes
         return
     if opts.verify_with_parser:
         before = real_parse_error(text)
@@ -38,8 +42,10 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
                 out.error = f"the fixed text does not parse ({after}); file left unchanged"
                 return
         else:
-            out.notes.append(UNREADABLE_NOTE.format(ver=_iree_version(), err=before))
+            unreadable_note = UNREADABLE_NOTE.format(ver=_iree_version(), err=before)
     out.changed = True
+    if opts.verify_with_parser and before is not None:
+        out.notes.append(unreadable_note)
     if opts.diff:
         if is_bytecode:
             out.notes.append("bytecode file: the diff shows its textual form")
@@ -49,7 +55,9 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
         out.stdout_text = fo.text
     else:
         if not os.access(out.path, os.W_OK) or not (os.stat(out.path).st_mode & 0o222):
-            out.error = "file is read-only; not fixed"
+            if unreadable_note in out.notes:
+                out.notes.remove(unreadable_note)
+            out.write_error = "file is read-only; not fixed"
             return
         try:
             with open(out.path, "rb") as f:

@@ -188,6 +188,10 @@ def build_groups(scope: Scope, text: str, asserts: list[Op]) -> tuple[list[Assum
             for m in members.values():
                 if not _has_other_uses(scope, m, g):
                     continue
+                if m.derivation.width > 64:
+                    # util.assume.int's umin/umax are uint64: wider values cannot be described
+                    why = why or NoRange(f"`{m.type}` is wider than the 64-bit util.assume.int ranges")
+                    continue
                 try:
                     umin, umax = derive_range(root_width, constraints, m.derivation)
                 except NoRange as e:

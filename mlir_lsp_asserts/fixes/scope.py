@@ -31,16 +31,21 @@ class Definition:
     region: Region | None  # region in which the definition sits (None: top level)
 
 
+_PLACES: dict[int, tuple[Op, dict[int, tuple[Region, Block, int]]]] = {}
+
+
 def containing(op: Op) -> tuple[Region, Block, int] | None:
+    """(region, block, index) of `op` in its parent; one pass per parent, then O(1)."""
     parent = op.parent
     if parent is None:
         return None
-    for r in parent.regions:
-        for b in r.blocks:
-            for i, o in enumerate(b.ops):
-                if o is op:
-                    return r, b, i
-    return None
+    entry = _PLACES.get(id(parent))
+    if entry is None or entry[0] is not parent or id(op) not in entry[1]:
+        if len(_PLACES) > 4096:
+            _PLACES.clear()
+        places = {id(o): (r, b, i) for r in parent.regions for b in r.blocks for i, o in enumerate(b.ops)}
+        entry = _PLACES[id(parent)] = (parent, places)
+    return entry[1].get(id(op))
 
 
 def base_name(use: str) -> str:
@@ -92,6 +97,8 @@ class Scope:
         return None
 
     def _declares(self, op: Op, name: str) -> bool:
+        if op.name in ("module", "builtin.module"):
+            return False  # a module's region has no arguments
         pat = re.compile(r"%" + re.escape(name) + r"\s*[:=](?!=)")
         for s, e in op.header_spans():
             s = max(s, op.name_start)

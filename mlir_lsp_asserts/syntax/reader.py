@@ -111,9 +111,15 @@ class Reader:
                     lazy, cur.lazy_regions = cur.lazy_regions, ()
                     if not cur.regions:
                         cur.regions = []
-                    for s, _e in lazy:
+                    for s, e in lazy:
+                        # The brace matcher's extent is authoritative: reading stays inside it,
+                        # so broken text can never make two regions overlap.
                         region = Region(s, s)
-                        self._read_region(s, cur, region, self._depth_of(cur) + 1)
+                        chunk_end, self.end = self.end, e
+                        try:
+                            self._read_region(s, cur, region, self._depth_of(cur) + 1)
+                        finally:
+                            self.end = chunk_end
                         cur.regions.append(region)
                     cur.regions.sort(key=lambda r: r.start)
                 for r in cur.regions:
@@ -325,7 +331,7 @@ class Reader:
             return RESULTS.match(text, q, end) is None
         if c in "#!":  # an attribute or type, unless an alias definition starts
             return ALIAS_DEF.match(text, q, end) is None
-        if c.isalpha() or c == "_":
+        if (c.isascii() and c.isalpha()) or c == "_":
             m = BARE_ID.match(text, q, end)
             word = m.group(0)
             if word in CONTINUATION_WORDS:
@@ -353,7 +359,7 @@ class Reader:
                 return False
             a = SPACES.match(text, m.end(), end).end()
             return a < end and text[a] == "("
-        if c.isalpha() or c == "_":
+        if (c.isascii() and c.isalpha()) or c == "_":
             m = BARE_ID.match(text, q, end)
             a = SPACES.match(text, m.end(), end).end()
             nc = text[a] if a < end else ""
