@@ -1,7 +1,8 @@
 """`make bench`: `mlir-lsp --check` versus iree-opt's parse of the same files, in one run.
 
-For a generated ~50 MB module (bench/generate.py, cached in bench/out/) and for the real SDXL
-prompt encoder it prints the median of 3 runs of
+For a generated ~50 MB module (bench/generate.py, cached in bench/out/), for the real SDXL
+prompt encoder, and for a stress file holding one 8 MB weight as a single `dense<"0x...">`
+literal, it prints the median of 3 runs of
 
     mlir-lsp --check --output-format json FILE      (our check, a subprocess like in CI)
     iree-opt FILE -o /dev/null                      (IREE's parser + verifier)
@@ -139,21 +140,21 @@ def bench(path: Path, expected_asserts: int | None, startup: float, startup_rss:
     return good
 
 
-def generated_module() -> tuple[Path, int]:
-    """The cached generated module, rebuilt when generate.py changes; checked once with iree-opt."""
+def generated(name: str, make, target: int) -> tuple[Path, int]:
+    """A generated module in bench/out, rebuilt when generate.py changes; checked once with iree-opt."""
     OUT.mkdir(exist_ok=True)
-    big = OUT / "generated_50mb.mlir"
-    meta_path = OUT / "generated_50mb.json"
-    key = {"generator": generate.source_hash(), "target_bytes": TARGET_BYTES}
+    path = OUT / f"{name}.mlir"
+    meta_path = OUT / f"{name}.json"
+    key = {"generator": generate.source_hash(), "target_bytes": target}
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    if big.exists() and meta.get("key") == key:
-        print(f"using {big.relative_to(ROOT)} ({meta['functions']:,} functions, {meta['asserts']} cf.assert;"
+    if path.exists() and meta.get("key") == key:
+        print(f"using {path.relative_to(ROOT)} ({meta['functions']:,} functions, {meta['asserts']} cf.assert;"
               " it parsed with iree-opt when generated)")
-        return big, meta["asserts"]
-    print(f"generating {TARGET_BYTES / 1e6:.0f} MB module into {big.relative_to(ROOT)} ...", flush=True)
+        return path, meta["asserts"]
+    print(f"generating {path.relative_to(ROOT)} ({target / 1e6:.0f} MB) ...", flush=True)
     t0 = time.monotonic()
-    text, asserts = generate.generate(TARGET_BYTES)
-    tmp = big.with_suffix(".tmp")
+    text, asserts = make(target)
+    tmp = path.with_suffix(".tmp")
     tmp.write_text(text)
     funcs = text.count("func.func @")
     del text
@@ -164,13 +165,15 @@ def generated_module() -> tuple[Path, int]:
               f"{check.stderr.decode(errors='replace')[:2000]}")
         sys.exit(1)
     print(f"  parses and verifies with iree-opt ({check.seconds:.2f} s)")
-    tmp.replace(big)
+    tmp.replace(path)
     meta_path.write_text(json.dumps({"key": key, "asserts": asserts, "functions": funcs}))
-    return big, asserts
+    return path, asserts
 
 
 def main() -> int:
-    big, asserts = generated_module()
+    big, asserts = generated("generated_50mb", generate.generate, TARGET_BYTES)
+    # Stress: one weight inline as a single dense<"0x..."> string of 16 M characters.
+    lit, lit_asserts = generated("one_8mb_literal", generate.generate_big_literal, 8 * 1024 * 1024)
     st_t, st_rss, _ = measure([str(BIN / "mlir-lsp"), "--check", "--output-format", "json", str(TINY)])
     print(f"start-up: mlir-lsp --check on {TINY.name} ({TINY.stat().st_size} bytes): median {st_t:.2f} s,"
           f" peak RSS {st_rss / 1024:.0f} MiB")
@@ -179,6 +182,7 @@ def main() -> int:
         ok &= bench(ENCODER, 16, st_t, st_rss)
     else:
         print(f"\n(skipped: {ENCODER} not found)")
+    ok &= bench(lit, lit_asserts, st_t, st_rss)
     return 0 if ok else 1
 
 

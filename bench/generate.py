@@ -273,6 +273,17 @@ def generate(target_bytes: int, seed: int = 0) -> tuple[str, int]:
     return "".join(parts), asserts
 
 
+def generate_big_literal(data_bytes: int, seed: int = 1) -> tuple[str, int]:
+    """One weight inlined as a single `dense<"0x...">` literal of `data_bytes` bytes (an exported
+    model with its parameters inline has literals of tens of MB), plus one gather: (text, asserts)."""
+    rnd = random.Random(seed)
+    locs = _Locs(rnd)
+    k, n = 1024, max(1, data_bytes // 2048)
+    text = (HEADER + _fill(BIG_CONST, locs, i=0, s=64, k=k, n=n, hex=_hex(rnd, 2 * k * n))
+            + _fill(GATHER, locs, i=1, s=64, v=77, n=768, assert1=CUSTOM[0], assert2=CUSTOM[1]) + "}\n")
+    return text, 2
+
+
 if __name__ == "__main__":
     import sys
 

@@ -23,7 +23,7 @@ ASSERT_CANDIDATE = register_literal(
     re.compile(r'(?<![\w.$"-])cf\.assert(?![\w.$-])|"cf\.assert"'), "cf.assert")
 ASSERT_NAMES = frozenset({"cf.assert"})
 SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")
-TRAILING_LOC = re.compile(r'loc\(("(?:[^"\\]|\\.)*"):(\d+):(\d+)\)\s*$')
+TRAILING_LOC = re.compile(r'loc\(("[^"\\]*(?:\\.[^"\\]*)*"):(\d+):(\d+)\)\s*$')
 LOC_ALIAS_USE = re.compile(r"loc\((#[\w$.\-]+)\)\s*$")
 
 # A cap like other linters': past it, one summary finding instead of an avalanche.
@@ -85,7 +85,7 @@ def _source_location(parsed: ParsedText, op: Op) -> str | None:
         a = LOC_ALIAS_USE.search(text)
         if a is None:
             return None
-        d = re.search(r"^" + re.escape(a.group(1)) + r'\s*=\s*loc\(("(?:[^"\\]|\\.)*"):(\d+):(\d+)\)', parsed.text, re.M)
+        d = re.search(r"^" + re.escape(a.group(1)) + r'\s*=\s*loc\(("[^"\\]*(?:\\.[^"\\]*)*"):(\d+):(\d+)\)', parsed.text, re.M)
         if d is None:
             return None
         m = d

@@ -18,7 +18,7 @@ MAX_FULL_CHARS = 4 * 1024 * 1024
 
 _TOK = re.compile(
     r'(?P<comment>//[^\n]*)'
-    r'|(?P<string>"(?:[^"\\\n]|\\.)*"?)'
+    r'|(?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*"?)'
     r'|(?P<ssa>%[\w$.\-]+(?:#\d+)?)'
     r'|(?P<label>\^[\w$.\-]+)'
     r'|(?P<symbol>@[\w$.\-]+)'

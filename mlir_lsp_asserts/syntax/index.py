@@ -130,8 +130,8 @@ class Op:
 
 
 # SSA uses in an op's own text (strings and comments skipped).
-_USE_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|%([\w$.\-]+)(?:#(\d+))?')
-_SYMBOL_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|@([\w$.\-]+|"(?:[^"\\\n]|\\.)*")')
+_USE_RE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|%([\w$.\-]+)(?:#(\d+))?')
+_SYMBOL_RE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|@([\w$.\-]+|"[^"\\\n]*(?:\\.[^"\\\n]*)*")')
 
 
 def op_uses(text: str, op: Op) -> list[tuple[str, int]]:

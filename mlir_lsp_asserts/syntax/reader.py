@@ -25,16 +25,16 @@ from .index import Block, Op, Region, SyntaxIssue
 DEEP_RECURSION = 40000
 
 # Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
-TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*(")?|//[^\n]*|[{}()\[\]\n]')
-BRACES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|[{}]')
+TOKEN = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*(")?|//[^\n]*|[{}()\[\]\n]')
+BRACES = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|//[^\n]*|[{}]')
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
 RESULTS = re.compile(r"(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)\s*=(?!=)\s*")
 RESULT_ITEM = re.compile(r"%([\w$.\-]+)(?::(\d+))?")
 BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")
-STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 LABEL = re.compile(r"\^[\w$.\-]+")
-BLOCK_ARG = re.compile(r'"(?:[^"\\\n]|\\.)*"|%([\w$.\-]+)')
+BLOCK_ARG = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|%([\w$.\-]+)')
 BARE_ASSERT = re.compile(r"(?<![\w.$#!\-])cf\.assert(?=\s+%)")
 ALIAS_DEF = re.compile(r"[#!][\w$.\-]+[ \t]*=")
 SPLIT_MARKER = re.compile(r"^// -----[^\n]*$", re.M)
@@ -444,8 +444,14 @@ def split_chunks(text: str) -> list[tuple[int, int]]:
     """`// -----` split points, like mlir-lsp-server and lit: [(start, end), ...]."""
     bounds = []
     pos = 0
-    for m in SPLIT_MARKER.finditer(text):
-        bounds.append((pos, m.start()))
-        pos = m.end()
+    marker = "// -----"
+    at = text.find(marker)
+    while at != -1:  # str.find, then a check that the marker starts its line
+        if at == 0 or text[at - 1] == "\n":
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            bounds.append((pos, at))
+            pos = end
+        at = text.find(marker, at + 1)
     bounds.append((pos, len(text)))
     return bounds
