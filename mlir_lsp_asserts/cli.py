@@ -128,16 +128,15 @@ def _interactive() -> bool:
 
 
 def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
-    from .config import ConfigError, Settings, settings_for
-    from .files import discover
     from pathlib import Path
 
-    exclude: tuple[str, ...] = ()
-    try:
-        base = settings_for(Path(args.config) if args.config else Path.cwd(), Path(args.config) if args.config else None)
-        exclude = base.exclude
+    from .config import ConfigError, settings_for
+    from .files import discover
+
+    try:  # the folder walk uses the excludes of the config seen from here (or --config)
+        exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
     except ConfigError:
-        exclude = Settings().exclude
+        exclude = ()  # the bad config is reported per file, with the file's name
     files, problems = discover(args.paths, exclude)
     stdin_data = None
     if "-" in files:

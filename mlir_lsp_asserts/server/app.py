@@ -170,8 +170,6 @@ def code_action(ls: MlirLspServer, params: types.CodeActionParams):
         (STRIP_ALL_KIND, "strip", True, "mlir-lsp: strip all asserts"),
         (ASSUME_ALL_KIND, "assume", True, "mlir-lsp: rewrite all asserts to util.assume.int"),
     ):
-        if not only and kind != FIX_ALL_KIND:
-            pass
         if only and not wanted(kind):
             continue
         fo = fix_text(a.result, mode, unsafe=unsafe)
@@ -181,11 +179,16 @@ def code_action(ls: MlirLspServer, params: types.CodeActionParams):
     return actions
 
 
-@server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: MlirLspServer, params: types.HoverParams):
+def _cursor(ls: MlirLspServer, params):
+    """The document's analysis, its line index, and the offset of the request's position."""
     a = ls.analysis(params.text_document.uri)
     lines = a.result.parsed.lines
-    off = lines.offset(params.position.line, params.position.character)
+    return a, lines, lines.offset(params.position.line, params.position.character)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: MlirLspServer, params: types.HoverParams):
+    a, lines, off = _cursor(ls, params)
     for f in a.result.findings:
         if f.span.start <= off <= f.span.end and f.code.startswith("MLA"):
             parts = [f"**{f.code} {f.name}** ({f.severity.value})", "", f.message]
@@ -262,9 +265,7 @@ def _value_at(a: Analysis, off: int):
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
 def definition(ls: MlirLspServer, params: types.DefinitionParams):
-    a = ls.analysis(params.text_document.uri)
-    lines = a.result.parsed.lines
-    off = lines.offset(params.position.line, params.position.character)
+    a, lines, off = _cursor(ls, params)
     d = _value_at(a, off)
     if d is None:
         return None
@@ -274,9 +275,7 @@ def definition(ls: MlirLspServer, params: types.DefinitionParams):
 
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
 def references(ls: MlirLspServer, params: types.ReferenceParams):
-    a = ls.analysis(params.text_document.uri)
-    lines = a.result.parsed.lines
-    off = lines.offset(params.position.line, params.position.character)
+    a, lines, off = _cursor(ls, params)
     d = _value_at(a, off)
     if d is None:
         return []

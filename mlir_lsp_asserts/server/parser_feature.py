@@ -39,11 +39,6 @@ def real_diagnostics(text: str) -> list[types.Diagnostic]:
                 sev = types.DiagnosticSeverity.Information
             else:
                 sev = types.DiagnosticSeverity.Error
-            related = []
-            for n in getattr(d, "notes", []) or []:
-                nm = LOC.search(str(n.location))
-                if nm:
-                    related.append((int(nm.group(1)) - 1, int(nm.group(2)) - 1, n.message))
             out.append(types.Diagnostic(
                 range=types.Range(types.Position(line, col), types.Position(line, col + 1)),
                 message=msg, severity=sev, source="iree-opt"))

@@ -85,13 +85,13 @@ class Reader:
 
     def _read(self) -> list[Op]:
         block = Block(None, self.start)
-        pos = self._read_block_ops(self.start, None, [block], depth=0)
+        pos = self._read_block_ops(self.start, None, [block])
         if pos < self.end:  # a stray '}' at top level
             self._issue(pos, pos + 1, "unmatched '}'")
             while pos < self.end:
                 pos += 1
                 block2 = Block(None, pos)
-                pos = self._read_block_ops(pos, None, [block2], depth=0)
+                pos = self._read_block_ops(pos, None, [block2])
                 block.ops.extend(block2.ops)
                 if pos < self.end:
                     self._issue(pos, pos + 1, "unmatched '}'")
@@ -117,7 +117,7 @@ class Reader:
                         region = Region(s, s)
                         chunk_end, self.end = self.end, e
                         try:
-                            self._read_region(s, cur, region, self._depth_of(cur) + 1)
+                            self._read_region(s, cur, region)
                         finally:
                             self.end = chunk_end
                         cur.regions.append(region)
@@ -131,20 +131,11 @@ class Reader:
             self.lazy = saved
             sys.setrecursionlimit(limit)
 
-    @staticmethod
-    def _depth_of(op: Op) -> int:
-        d = 0
-        p = op.parent
-        while p is not None:
-            d += 1
-            p = p.parent
-        return d
-
     # -- blocks and regions -----------------------------------------------------------
-    def _read_region(self, brace: int, parent: Op, region: Region, depth: int) -> int:
+    def _read_region(self, brace: int, parent: Op, region: Region) -> int:
         """Read a region whose `{` is at `brace`; returns the offset after its `}`."""
         blocks = [Block(None, brace + 1)]
-        pos = self._read_block_ops(brace + 1, parent, blocks, depth)
+        pos = self._read_block_ops(brace + 1, parent, blocks)
         region.blocks = blocks
         if pos >= self.end:
             self._issue(brace, brace + 1, "region '{' is never closed")
@@ -153,7 +144,7 @@ class Reader:
         region.end = pos + 1
         return pos + 1
 
-    def _read_block_ops(self, pos: int, parent: Op | None, blocks: list[Block], depth: int) -> int:
+    def _read_block_ops(self, pos: int, parent: Op | None, blocks: list[Block]) -> int:
         """Read ops until the enclosing `}` (returns its offset) or the end of the chunk."""
         text, end = self.text, self.end
         while True:
@@ -176,7 +167,7 @@ class Reader:
                     return end
                 pos = close + 3
                 continue
-            op, pos = self._read_op(pos, parent, depth)
+            op, pos = self._read_op(pos, parent)
             if op is not None:
                 blocks[-1].ops.append(op)
 
@@ -206,7 +197,7 @@ class Reader:
         return p
 
     # -- ops --------------------------------------------------------------------------
-    def _read_op(self, pos: int, parent: Op | None, depth: int) -> tuple[Op | None, int]:
+    def _read_op(self, pos: int, parent: Op | None) -> tuple[Op | None, int]:
         text, end = self.text, self.end
         start = pos
         results: list[tuple[str, int, int]] | tuple = ()
@@ -235,10 +226,10 @@ class Reader:
                 return None, self._skip_line(pos)
             name = m.group(0)
         op = Op(name, start, m.end(), name_start, results, generic, parent)
-        pos = self._read_op_body(m.end(), op, depth)
+        pos = self._read_op_body(m.end(), op)
         return op, pos
 
-    def _read_op_body(self, pos: int, op: Op, depth: int) -> int:
+    def _read_op_body(self, pos: int, op: Op) -> int:
         """Scan from after the op name to its end; read or skip its regions. Sets `op.end`."""
         text, end = self.text, self.end
         search = TOKEN.search
@@ -301,7 +292,7 @@ class Reader:
                         last = pos = close
                     else:
                         region = Region(s, s)
-                        last = pos = self._read_region(s, op, region, depth + 1)
+                        last = pos = self._read_region(s, op, region)
                         if not op.regions:
                             op.regions = []
                         op.regions.append(region)
@@ -414,7 +405,7 @@ class Reader:
     def _skip_statement(self, pos: int) -> int:
         """Skip an alias definition (`#map = ...`, `!t = ...`), which may span lines."""
         op = Op("#alias", pos, pos, pos, [])
-        return self._read_op_body(pos + 1, op, depth=0)
+        return self._read_op_body(pos + 1, op)
 
     def _line_end(self, pos: int) -> int:
         e = self.text.find("\n", pos, self.end)
