@@ -7,6 +7,8 @@ that times out or is cancelled has its whole group killed, so no `iree-compile` 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -62,12 +64,43 @@ def compiler_version(path: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def known_flags(path: str) -> frozenset[str]:
-    """Every flag name (without `--`) of `--help-list-hidden`, cached per compiler binary."""
+    """Every flag name (without `--`) of `--help-list-hidden`, cached per compiler binary
+    (in memory, and on disk keyed by the binary's path, size and mtime)."""
+    cache = _binary_cache_file(path, "flags")
+    if cache is not None:
+        try:
+            return frozenset(json.loads(cache.read_text()))
+        except (OSError, ValueError):
+            pass
     try:
         out = subprocess.run([path, "--help-list-hidden"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CompilerError(f"{path} --help-list-hidden failed: {e}") from None
-    return frozenset(re.findall(r"^\s+--([\w.\-]+)", out.stdout, re.M))
+    flags = frozenset(re.findall(r"^\s+--([\w.\-]+)", out.stdout, re.M))
+    if cache is not None and out.returncode == 0 and flags:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(sorted(flags)))
+            os.replace(tmp, cache)
+        except OSError:
+            pass
+    return flags
+
+
+def _binary_cache_file(path: str, kind: str) -> Path | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
+    return cache_root() / "compilers" / f"{kind}-{key}.json"
+
+
+def cache_root() -> Path:
+    """mlir-lsp's cache folder ($XDG_CACHE_HOME/mlir-lsp, else ~/.cache/mlir-lsp)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mlir-lsp"
 
 
 class Run:

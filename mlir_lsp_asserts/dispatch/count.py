@@ -7,6 +7,7 @@ Stream level, on request: `dispatch-count` of `--iree-scheduling-dump-statistics
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..syntax.document import parse
-from .compiler import Compiler, CompilerError, Run, _first_error, known_flags, parse_errors
+from .compiler import Compiler, CompilerError, Run, _first_error, cache_root, known_flags, parse_errors
 from .flags import FlagReport, translate
 
 SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
@@ -94,8 +95,7 @@ def is_torch_input(text: str) -> bool:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mlir-lsp" / "dispatch"
+    return cache_root() / "dispatch"
 
 
 class DispatchCounter:
@@ -107,6 +107,12 @@ class DispatchCounter:
         self.disk_cache = disk_cache
         self._memory: dict[str, dict] = {}
         self.runs: list[Run] = []
+
+    def sibling(self) -> DispatchCounter:
+        """A counter with the same compiler and cache but its own runs (cancelled on their own)."""
+        other = DispatchCounter(self.compiler, self.timeout, self.disk_cache)
+        other._memory = self._memory
+        return other
 
     def prepare_flags(self, flags: list[str]) -> FlagReport:
         return translate(flags, known_flags(self.compiler.path))
@@ -169,11 +175,7 @@ class DispatchCounter:
         if hit is not None:
             return Counts(**{**hit, "seconds": 0.0})
         t0 = time.monotonic()
-        tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
-        try:
-            src = os.path.join(tmp, "input.mlir")
-            with open(src, "w", encoding="utf-8") as f:
-                f.write(text)
+        with _workdir(text) as (tmp, src):
             out = os.path.join(tmp, "dispatch-creation.mlir")
             pre = [f"--compile-from={compile_from}"] if compile_from else []
             self._run([self.compiler.path, src, *pre, *flags, "--compile-to=dispatch-creation", "-o", out])
@@ -186,8 +188,6 @@ class DispatchCounter:
                            "--iree-scheduling-dump-statistics-format=json",
                            f"--iree-scheduling-dump-statistics-file={stats}"])
                 stream_count = _stream_dispatches(stats)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
         counts = Counts(total, per, stream_count, time.monotonic() - t0)
         self._store(key, {k: v for k, v in asdict(counts).items() if k != "seconds"})
         return counts
@@ -197,23 +197,30 @@ class DispatchCounter:
         hit = self._cached(key)
         if hit is not None:
             return hit["text"]
-        tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
-        try:
-            src = os.path.join(tmp, "input.mlir")
-            with open(src, "w", encoding="utf-8") as f:
-                f.write(text)
+        with _workdir(text) as (tmp, src):
             out = os.path.join(tmp, "lowered.mlir")
             self._run([self.compiler.path, src, *flags, "--compile-to=input", "--mlir-print-debuginfo", "-o", out])
             with open(out, encoding="utf-8", errors="replace") as f:
                 lowered = f.read()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
         self._store(key, {"text": lowered, "input": src})
         return lowered
 
     def lowered_input_name(self, text: str, flags: list[str]) -> str | None:
         hit = self._cached(self._key("lower-input", flags, text))
         return hit.get("input") if hit else None
+
+
+@contextlib.contextmanager
+def _workdir(text: str):
+    """A private temporary folder holding `text` as input.mlir; removed afterwards."""
+    tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
+    try:
+        src = os.path.join(tmp, "input.mlir")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(text)
+        yield tmp, src
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _stream_dispatches(path: str) -> int | None:
@@ -282,7 +289,7 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
 def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dict]:
     """The source ops whose lowering put `cf.assert`s into linalg regions, found through the
     lowered asserts' locations (`--mlir-print-debuginfo`), not through a list of op names."""
-    from ..check import _source_location, assert_ops
+    from ..check import _source_location, assert_message, assert_ops
     from ..rules.mla001_assert_in_linalg_region import enclosing_linalg_op
 
     parsed = parse(lowered)
@@ -304,8 +311,6 @@ def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dic
         entry = by_line.setdefault((line, col), {"line": line, "column": col,
                                                   "op": m.group(1) if m else "?", "asserts": 0, "messages": []})
         entry["asserts"] += 1
-        from ..check import assert_message
-
         msg = assert_message(parsed, op)
         if msg and msg not in entry["messages"]:
             entry["messages"].append(msg)

@@ -87,10 +87,10 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
     version, text = doc.version, doc.source
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
     progress = _Progress(ls, token, f"iree-compile: counting dispatches ({state.profile})")
+    own: DispatchCounter | None = None
     try:
-        counter = state.get_counter()
-        own = DispatchCounter(counter.compiler, timeout=state.timeout)
-        own._memory = counter._memory  # shared cache, own processes (cancelled per document)
+        own = state.get_counter().sibling()  # shared cache, own processes (cancelled per document)
+        own.timeout = state.timeout
         state.running[uri] = own
         flags = profile_flags(state.profile, dict(ls.settings.profiles)) + state.extra_flags
         progress.begin()
@@ -108,7 +108,7 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
         return result
     finally:
         progress.end()
-        if state.running.get(uri) is not None and state.running.get(uri) is locals().get("own"):
+        if own is not None and state.running.get(uri) is own:
             state.running.pop(uri, None)
     result = pv.as_json()
     result["version"] = version
