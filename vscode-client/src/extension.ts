@@ -1,0 +1,455 @@
+// The mlir-lsp VS Code extension: one language client for the workspace, the status bar's
+// dispatch count, and commands for the server's source actions and custom requests.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import { execFileSync } from "node:child_process";
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  CodeActionRequest,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import { DispatchResult, computingView, idleView, resultView } from "./dispatchStatus";
+import { RestartPolicy } from "./restartPolicy";
+import { ResolveEnv, expandVariables, notFoundMessage, resolveServer } from "./serverPath";
+import { JsonObject, serverSettings } from "./settings";
+
+const SECTION = "mlirLsp";
+const DISPATCH_REQUEST = "mlirLsp/dispatchCount";
+const DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR";
+const BYTECODE_REQUEST = "mlirLsp/bytecodeToText";
+const SERVER_DISPATCH_COMMAND = "mlirLsp.dispatchCount";
+const DISPATCH_IR_SCHEME = "mlir-lsp-dispatch-ir";
+const BYTECODE_SCHEME = "mlir-lsp-bytecode";
+export const KINDS = {
+  fixAll: "source.fixAll.mlir-lsp",
+  stripAll: "source.mlir-lsp.stripAll",
+  assumeAll: "source.mlir-lsp.assumeAll",
+} as const;
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+let status: DispatchStatus;
+const virtualDocs = new Map<string, string>();
+
+function resolveEnv(): ResolveEnv {
+  return {
+    workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    home: os.homedir(),
+    env: process.env,
+    platform: process.platform,
+    isExecutable(p: string): boolean {
+      try {
+        fs.accessSync(p, fs.constants.X_OK);
+        return fs.statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    },
+    canImport(python: string): boolean {
+      try {
+        execFileSync(python, ["-c", "import mlir_lsp_asserts"], { timeout: 20000, stdio: "ignore" });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+function currentSettings(): JsonObject {
+  const env = resolveEnv();
+  return serverSettings(vscode.workspace.getConfiguration().get(SECTION), (p) => expandVariables(p, env));
+}
+
+function isMlir(doc: vscode.TextDocument | undefined): doc is vscode.TextDocument {
+  return doc !== undefined && doc.languageId === "mlir" && (doc.uri.scheme === "file" || doc.uri.scheme === "untitled");
+}
+
+async function startClient(context: vscode.ExtensionContext): Promise<void> {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  const resolution = resolveServer(
+    { path: cfg.get<string>("server.path", ""), pythonPath: cfg.get<string>("server.pythonPath", "") },
+    resolveEnv(),
+  );
+  for (const t of resolution.tried) {
+    output.appendLine(`[server lookup] ${t}`);
+  }
+  if (!resolution.ok) {
+    const msg = notFoundMessage(resolution.tried);
+    output.appendLine(msg);
+    void vscode.window.showErrorMessage(msg, "Open Settings", "Show Log").then((choice) => {
+      if (choice === "Open Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "mlirLsp.server");
+      } else if (choice === "Show Log") {
+        output.show();
+      }
+    });
+    return;
+  }
+  const { server } = resolution;
+  output.appendLine(`[server] ${server.command} ${server.args.join(" ")} (from ${server.source})`);
+  const serverOptions: ServerOptions = {
+    command: server.command,
+    args: server.args,
+    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir() },
+  };
+  const policy = new RestartPolicy(cfg.get<number>("server.maxRestarts", 5));
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "mlir" },
+      { scheme: "untitled", language: "mlir" },
+    ],
+    outputChannel: output,
+    initializationOptions: { [SECTION]: currentSettings() },
+    synchronize: { configurationSection: SECTION },
+    errorHandler: {
+      error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
+      closed: () => {
+        if (policy.shouldRestart(Date.now())) {
+          output.appendLine("[server] the server stopped; restarting it");
+          return { action: CloseAction.Restart };
+        }
+        return {
+          action: CloseAction.DoNotRestart,
+          message: "mlir-lsp: the server crashed too often in the last 3 minutes and is not restarted; " +
+            "see the 'mlir-lsp' output, then run 'mlir-lsp: Restart the language server'.",
+        };
+      },
+    },
+    middleware: {
+      workspace: {
+        // The server gets the section mapped (client keys dropped, paths expanded), both
+        // pushed on change and when it asks with workspace/configuration.
+        didChangeConfiguration: async () => {
+          await client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: currentSettings() } });
+        },
+        configuration: (params, token, next) => {
+          const mine = params.items.map((item) => item.section === SECTION);
+          if (!mine.some((m) => m)) {
+            return next(params, token);
+          }
+          return params.items.map((item): unknown => (item.section === SECTION ? currentSettings() : vscode.workspace.getConfiguration().get<unknown>(item.section ?? "") ?? null));
+        },
+      },
+      // The code lens's command goes through the status bar, so both show the same count.
+      executeCommand: async (command, args: unknown[], next): Promise<unknown> => {
+        if (command === SERVER_DISPATCH_COMMAND) {
+          const uri = typeof args[0] === "string" ? vscode.Uri.parse(args[0]) : vscode.window.activeTextEditor?.document.uri;
+          const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri?.toString());
+          if (doc !== undefined) {
+            return status.compute(doc);
+          }
+        }
+        return (await next(command, args)) as unknown;
+      },
+    },
+  };
+  client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions);
+  client.onDidChangeState((e) => {
+    if (e.newState === State.Running) {
+      status.refresh();
+    }
+  });
+  try {
+    await client.start();
+  } catch (e) {
+    const msg = `mlir-lsp: the server (${server.command} ${server.args.join(" ")}, from ${server.source}) did not start: ${String(e)}`;
+    output.appendLine(msg);
+    void vscode.window.showErrorMessage(msg, "Show Log").then((c) => c !== undefined && output.show());
+  }
+  context.subscriptions.push({ dispose: () => void client?.stop() });
+}
+
+async function restart(context: vscode.ExtensionContext): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old !== undefined) {
+    try {
+      await old.stop();
+    } catch (e) {
+      output.appendLine(`[server] stop: ${String(e)}`);
+    }
+  }
+  status.clear();
+  await startClient(context);
+}
+
+function runningClient(): LanguageClient | undefined {
+  if (client === undefined || !client.isRunning()) {
+    void vscode.window.showErrorMessage("mlir-lsp: the language server is not running (see the 'mlir-lsp' output).");
+    return undefined;
+  }
+  return client;
+}
+
+function activeMlir(): vscode.TextDocument | undefined {
+  const doc = vscode.window.activeTextEditor?.document;
+  if (!isMlir(doc)) {
+    void vscode.window.showWarningMessage("mlir-lsp: open an MLIR file first.");
+    return undefined;
+  }
+  return doc;
+}
+
+/** Fix all / strip all / assume all: the server's source action for the whole document, applied. */
+async function applySourceAction(kind: string): Promise<void> {
+  const doc = activeMlir();
+  const c = runningClient();
+  if (doc === undefined || c === undefined) {
+    return;
+  }
+  const end = doc.lineAt(doc.lineCount - 1).range.end;
+  const actions = await c.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) },
+    range: { start: { line: 0, character: 0 }, end: { line: end.line, character: end.character } },
+    context: { diagnostics: [], only: [kind] },
+  });
+  const action = (actions ?? []).find((a) => "kind" in a && a.kind === kind);
+  if (action === undefined || !("edit" in action) || action.edit === undefined) {
+    void vscode.window.showInformationMessage("mlir-lsp: nothing to change.");
+    return;
+  }
+  const edit = await c.protocol2CodeConverter.asWorkspaceEdit(action.edit);
+  if (!(await vscode.workspace.applyEdit(edit))) {
+    void vscode.window.showErrorMessage("mlir-lsp: the edit could not be applied (the file changed?).");
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Open a read-only virtual document with the given text as MLIR. */
+async function showVirtual(scheme: string, name: string, source: vscode.Uri, text: string): Promise<void> {
+  const uri = vscode.Uri.from({ scheme, path: "/" + name, query: source.toString() });
+  virtualDocs.set(uri.toString(), text);
+  providers.get(scheme)?.fire(uri);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.languages.setTextDocumentLanguage(doc, "mlir");
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+const providers = new Map<string, vscode.EventEmitter<vscode.Uri>>();
+
+function registerVirtualScheme(context: vscode.ExtensionContext, scheme: string): void {
+  const changed = new vscode.EventEmitter<vscode.Uri>();
+  providers.set(scheme, changed);
+  context.subscriptions.push(changed, vscode.workspace.registerTextDocumentContentProvider(scheme, {
+    onDidChange: changed.event,
+    provideTextDocumentContent: (uri) => virtualDocs.get(uri.toString()) ?? "// mlir-lsp: run the command again to show this",
+  }));
+}
+
+function baseName(uri: vscode.Uri): string {
+  return uri.path.split("/").pop() ?? "document";
+}
+
+async function showDispatchIR(): Promise<void> {
+  const doc = activeMlir();
+  const c = runningClient();
+  if (doc === undefined || c === undefined) {
+    return;
+  }
+  let result: { text?: string; path?: string | null; error?: string } | null;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "mlir-lsp: iree-compile to dispatch-creation" },
+      () => c.sendRequest<{ text?: string; path?: string | null; error?: string } | null>(DISPATCH_IR_REQUEST, { uri: doc.uri.toString() }),
+    );
+  } catch (e) {
+    void vscode.window.showErrorMessage(`mlir-lsp: show dispatch-creation IR: ${errorText(e)}`);
+    return;
+  }
+  if (result === null || typeof result.text !== "string") {
+    void vscode.window.showErrorMessage(`mlir-lsp: show dispatch-creation IR: ${result?.error ?? "no IR in the server's answer"}`);
+    return;
+  }
+  await showVirtual(DISPATCH_IR_SCHEME, baseName(doc.uri).replace(/\.mlir$/, "") + ".dispatch-creation.mlir", doc.uri, result.text);
+}
+
+async function showBytecodeAsText(arg?: vscode.Uri): Promise<void> {
+  let uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  if (uri === undefined || !uri.path.endsWith(".mlirbc")) {
+    const picked = await vscode.window.showOpenDialog({ filters: { "MLIR bytecode": ["mlirbc"] }, canSelectMany: false });
+    uri = picked?.[0];
+  }
+  const c = runningClient();
+  if (uri === undefined || c === undefined) {
+    return;
+  }
+  let result: { text?: string; error?: string } | null;
+  try {
+    result = await c.sendRequest<{ text?: string; error?: string } | null>(BYTECODE_REQUEST, { uri: uri.toString() });
+  } catch (e) {
+    void vscode.window.showErrorMessage(`mlir-lsp: bytecode as text: ${errorText(e)}`);
+    return;
+  }
+  if (result === null || typeof result.text !== "string") {
+    void vscode.window.showErrorMessage(`mlir-lsp: bytecode as text: ${result?.error ?? "no text in the server's answer"}`);
+    return;
+  }
+  await showVirtual(BYTECODE_SCHEME, baseName(uri) + ".mlir", uri, result.text);
+}
+
+/** The status bar item: the active file's dispatch count, what-if delta, spinner while compiling. */
+class DispatchStatus implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem("mlirLsp.dispatches", vscode.StatusBarAlignment.Right, 100);
+  private readonly results = new Map<string, { version: number; result: DispatchResult }>();
+  private readonly pending = new Map<string, Promise<DispatchResult>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly subs: vscode.Disposable[] = [];
+
+  constructor() {
+    this.item.name = "mlir-lsp dispatch count";
+    this.item.command = "mlirLsp.recomputeDispatchCount";
+    this.subs.push(
+      vscode.window.onDidChangeActiveTextEditor(() => this.refresh()),
+      vscode.workspace.onDidSaveTextDocument((doc) => {
+        if (isMlir(doc) && this.autoCompute()) {
+          void this.compute(doc);
+        }
+      }),
+      vscode.workspace.onDidChangeTextDocument((e) => this.changed(e.document)),
+      vscode.workspace.onDidCloseTextDocument((doc) => this.results.delete(doc.uri.toString())),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && this.refresh()),
+    );
+  }
+
+  private dispatchSetting<T>(key: string, fallback: T): T {
+    return vscode.workspace.getConfiguration(SECTION).get<T>(`dispatch.${key}`, fallback);
+  }
+
+  private autoCompute(): boolean {
+    return this.dispatchSetting("enabled", true) && this.dispatchSetting<string>("trigger", "save") !== "manual";
+  }
+
+  private changed(doc: vscode.TextDocument): void {
+    if (!isMlir(doc) || this.dispatchSetting<string>("trigger", "save") !== "idle" || !this.dispatchSetting("enabled", true)) {
+      if (doc === vscode.window.activeTextEditor?.document) {
+        this.refresh();
+      }
+      return;
+    }
+    const key = doc.uri.toString();
+    clearTimeout(this.timers.get(key));
+    this.timers.set(key, setTimeout(() => void this.compute(doc), this.dispatchSetting("idleMs", 1500)));
+  }
+
+  clear(): void {
+    this.results.clear();
+    this.refresh();
+  }
+
+  /** Show what is known for the active editor; count it if nothing is known yet. */
+  refresh(): void {
+    const doc = vscode.window.activeTextEditor?.document;
+    if (!isMlir(doc) || !vscode.workspace.getConfiguration(SECTION).get<boolean>("statusBar.enabled", true)) {
+      this.item.hide();
+      return;
+    }
+    const key = doc.uri.toString();
+    const known = this.results.get(key);
+    if (this.pending.has(key)) {
+      this.show(computingView(this.dispatchSetting("profile", "default")));
+    } else if (known !== undefined) {
+      const view = resultView(known.result);
+      if (known.version !== doc.version) {
+        view.text += " (edited)";
+      }
+      this.show(view);
+    } else if (this.autoCompute() && client?.isRunning() === true) {
+      void this.compute(doc);
+    } else {
+      this.show(idleView());
+    }
+  }
+
+  private show(view: { text: string; tooltip: string; isError: boolean }): void {
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.isError ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    this.item.show();
+  }
+
+  compute(doc: vscode.TextDocument): Promise<DispatchResult> {
+    const key = doc.uri.toString();
+    const running = this.pending.get(key);
+    if (running !== undefined) {
+      return running;
+    }
+    const c = client;
+    if (c === undefined || !c.isRunning()) {
+      return Promise.resolve({ error: "the language server is not running" });
+    }
+    const version = doc.version;
+    const p = (async (): Promise<DispatchResult> => {
+      try {
+        return (await c.sendRequest<DispatchResult | null>(DISPATCH_REQUEST, { uri: key })) ?? { error: "no answer" };
+      } catch (e) {
+        return { error: errorText(e) };
+      }
+    })().then((result) => {
+      this.pending.delete(key);
+      if (!(result.error ?? "").startsWith("cancelled")) {
+        this.results.set(key, { version, result });
+      }
+      output.appendLine(`[dispatch] ${doc.uri.fsPath}: ${JSON.stringify({ ...result, per_function: undefined })}`);
+      this.refresh();
+      return result;
+    });
+    this.pending.set(key, p);
+    this.refresh();
+    return p;
+  }
+
+  dispose(): void {
+    for (const t of this.timers.values()) {
+      clearTimeout(t);
+    }
+    for (const s of this.subs) {
+      s.dispose();
+    }
+    this.item.dispose();
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("mlir-lsp");
+  status = new DispatchStatus();
+  context.subscriptions.push(output, status);
+  registerVirtualScheme(context, DISPATCH_IR_SCHEME);
+  registerVirtualScheme(context, BYTECODE_SCHEME);
+  const command = (name: string, fn: (...args: never[]) => Promise<void> | void): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(name, fn));
+  };
+  command("mlirLsp.restart", () => restart(context));
+  command("mlirLsp.showLog", () => output.show());
+  command("mlirLsp.fixAll", () => applySourceAction(KINDS.fixAll));
+  command("mlirLsp.stripAll", () => applySourceAction(KINDS.stripAll));
+  command("mlirLsp.assumeAll", () => applySourceAction(KINDS.assumeAll));
+  command("mlirLsp.recomputeDispatchCount", async () => {
+    const doc = activeMlir();
+    if (doc !== undefined) {
+      await status.compute(doc);
+    }
+  });
+  command("mlirLsp.showDispatchIR", showDispatchIR);
+  command("mlirLsp.showBytecodeAsText", showBytecodeAsText);
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration(`${SECTION}.server`)) {
+      output.appendLine("[server] mlirLsp.server changed; restarting the server");
+      void restart(context);
+    }
+  }));
+  await startClient(context);
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}
