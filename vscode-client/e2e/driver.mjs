@@ -1,0 +1,117 @@
+// End-to-end driver: a headless chromium (Debian's) on a running code-server with the packaged
+// extension. Called by tests/test_vscode_e2e.py with one JSON argument:
+//   {url, seed, seedLine, repro, artifacts, chromium}
+// Prints one JSON line with what it saw; the Python test checks it and the file on disk.
+import { chromium } from "playwright-core";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+const cfg = JSON.parse(process.argv[2]);
+const seen = { steps: [] };
+const log = (s) => { seen.steps.push(s); process.stderr.write(`[driver] ${s}\n`); };
+const shot = async (page, name) => {
+  const file = path.join(cfg.artifacts, `${name}.png`);
+  await page.screenshot({ path: file });
+  log(`screenshot ${file}`);
+};
+
+const browser = await chromium.launch({
+  executablePath: cfg.chromium,
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+});
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+const page = await context.newPage();
+page.setDefaultTimeout(60000);
+
+async function openFile(name) {
+  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } }).catch(() => {});
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(name);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first();
+  await row.waitFor({ state: "visible" });
+  await row.click();
+  await page.locator(`.tab.active[aria-label*="${name}"], .tab.active:has-text("${name}")`).first().waitFor();
+  await page.locator(".monaco-editor .view-lines").first().waitFor();
+  log(`opened ${name}`);
+}
+
+async function problems() {
+  // The Problems panel's rows (the file row, one per marker, one per related location), as text.
+  const rows = page.locator(".markers-panel .monaco-list-row");
+  const labels = [];
+  for (let i = 0; i < await rows.count(); i++) {
+    labels.push((await rows.nth(i).innerText()).replace(/\s+/g, " ").trim());
+  }
+  return labels;
+}
+
+try {
+  await page.goto(cfg.url);
+  await page.locator(".monaco-workbench").waitFor();
+  await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor();
+  log("workbench loaded");
+
+  // 1. The seed: squiggles, the 4 findings in the Problems panel.
+  await openFile(path.basename(cfg.seed));
+  await page.locator(".monaco-editor .squiggly-warning").first().waitFor();
+  seen.squiggles = await page.locator(".monaco-editor .squiggly-warning").count();
+  log(`squiggles: ${seen.squiggles}`);
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel").waitFor();
+  const t0 = Date.now();
+  let rows = [];
+  while (Date.now() - t0 < 30000) {
+    rows = await problems();
+    if (rows.filter((r) => r.includes("MLA001")).length >= 4) break;
+    await page.waitForTimeout(250);
+  }
+  seen.problems = rows;
+  await shot(page, "1-seed-problems");
+
+  // 2. The assume quick fix on the first assert, from Ctrl+., then save.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.keyboard.type(`${cfg.seedLine}:12`);
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(300);
+  await page.keyboard.press("Control+.");
+  const menu = page.locator(".action-widget:not(.action-list-submenu-panel)").first();
+  await menu.waitFor({ state: "visible" });
+  const items = menu.locator(".monaco-list-row");
+  seen.quickFixes = [];
+  for (let i = 0; i < await items.count(); i++) seen.quickFixes.push(await items.nth(i).innerText());
+  await shot(page, "2-quick-fix-menu");
+  await menu.locator(".monaco-list-row", { hasText: "util.assume.int" }).first().click();
+  await page.locator(".monaco-editor .view-lines", { hasText: "util.assume.int" }).first().waitFor();
+  await page.keyboard.press("Control+S");
+  await page.locator(".tab.active.dirty").waitFor({ state: "detached" });
+  log("assume fix applied and saved");
+  const t1 = Date.now();
+  while (Date.now() - t1 < 20000) {
+    seen.problemsAfterFix = await problems();
+    if (seen.problemsAfterFix.filter((r) => r.includes("MLA001")).length === cfg.findingsAfterFix) break;
+    await page.waitForTimeout(250);
+  }
+  await shot(page, "3-seed-fixed");
+
+  // 3. The repro: the dispatch count in the status bar (iree-compile runs on open).
+  await openFile(path.basename(cfg.repro));
+  const item = page.locator(".statusbar-item", { hasText: /\d+ dispatch/ });
+  await item.first().waitFor({ timeout: 120000 });
+  seen.statusBar = (await item.first().innerText()).trim();
+  log(`status bar: ${seen.statusBar}`);
+  await shot(page, "4-repro-dispatch-count");
+  seen.ok = true;
+} catch (e) {
+  seen.ok = false;
+  seen.error = String(e && e.stack || e);
+  await shot(page, "error").catch(() => {});
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify(seen) + "\n");
