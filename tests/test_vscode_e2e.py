@@ -76,6 +76,9 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     seed, repro = ws / SEED.name, ws / REPRO.name
     shutil.copyfile(SEED, seed)
     shutil.copyfile(REPRO, repro)
+    bytecode = ws / "hoisted_gather.mlirbc"
+    subprocess.run([str(SERVER.parent / "iree-opt"), "--emit-bytecode", str(REPRO), "-o", str(bytecode)],
+                   check=True, capture_output=True, timeout=120)
     findings = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", str(seed)],
                                          capture_output=True, text=True).stdout)
     first = findings[0]
@@ -135,7 +138,7 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
         print(f"\nscreenshots: {ARTIFACTS}")
         cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1,
                "repro": str(repro), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
-               "findingsAfterFix": len(left)}
+               "findingsAfterFix": len(left), "bytecode": str(bytecode)}
         drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
                              cwd=VSC, env=env, capture_output=True, text=True, timeout=300)
     finally:
@@ -166,6 +169,12 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert len([r for r in seen["problemsAfterFix"] if "MLA001" in r]) == len(left), seen["problemsAfterFix"]
     # The repro: 4 dispatches, 3 with the asserts removed.
     assert "4 dispatches" in seen["statusBar"] and "what-if 3" in seen["statusBar"] and "-1" in seen["statusBar"], seen["statusBar"]
-    for name in ("1-seed-problems", "2-quick-fix-menu", "3-seed-fixed", "4-repro-dispatch-count"):
+    # The dispatch-creation IR in a read-only editor (or, while the server has no such request,
+    # the server's own error message), and the bytecode file as text.
+    ir = seen["dispatchIR"]
+    assert ("flow.dispatch.workgroups" in ir["text"]) if ir["tab"] else ("dispatch-creation IR:" in ir["error"]), ir
+    assert "cf.assert" in seen["bytecodeText"] and "linalg.generic" in seen["bytecodeText"], seen["bytecodeText"]
+    for name in ("1-seed-problems", "2-quick-fix-menu", "3-seed-fixed", "4-repro-dispatch-count", "5-dispatch-ir",
+                 "6-bytecode-as-text"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end: {time.monotonic() - t_start:.1f} s")

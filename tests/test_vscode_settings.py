@@ -7,7 +7,7 @@ import json
 
 from conftest import REPO, run_cli
 
-CLIENT_ONLY = ("server.", "trace.", "statusBar.")
+CLIENT_ONLY = ("server.", "trace.", "statusBar.", "bytecode.")
 LEAF_TABLES = ("severity", "profiles")  # free-form objects: one setting each
 
 

@@ -25,7 +25,16 @@ const context = await browser.newContext({ viewport: { width: 1400, height: 900 
 const page = await context.newPage();
 page.setDefaultTimeout(60000);
 
-async function openFile(name) {
+async function runCommand(title) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`>${title}`);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first().click();
+  log(`ran ${title}`);
+}
+
+async function openFile(name, text = true) {
   await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } }).catch(() => {});
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input");
@@ -34,8 +43,8 @@ async function openFile(name) {
   const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first();
   await row.waitFor({ state: "visible" });
   await row.click();
-  await page.locator(`.tab.active[aria-label*="${name}"], .tab.active:has-text("${name}")`).first().waitFor();
-  await page.locator(".monaco-editor .view-lines").first().waitFor();
+  await page.locator(`.tab[aria-label*="${name}"], .tab:has-text("${name}")`).first().waitFor();
+  if (text) await page.locator(".monaco-editor .view-lines").first().waitFor();
   log(`opened ${name}`);
 }
 
@@ -106,6 +115,25 @@ try {
   seen.statusBar = (await item.first().innerText()).trim();
   log(`status bar: ${seen.statusBar}`);
   await shot(page, "4-repro-dispatch-count");
+
+  // 4. Show the dispatch-creation IR: a read-only editor, or the server's error message.
+  await runCommand("mlir-lsp: Show the dispatch-creation IR");
+  const irTab = page.locator(".tab", { hasText: "dispatch-creation.mlir" });
+  const irError = page.locator(".notifications-toasts .notification-list-item", { hasText: "dispatch-creation IR" });
+  await irTab.or(irError).first().waitFor({ timeout: 120000 });
+  seen.dispatchIR = (await irTab.count()) > 0
+    ? { tab: true, text: (await page.locator(".monaco-editor .view-lines").first().innerText()).slice(0, 2000) }
+    : { tab: false, error: (await irError.first().innerText()).replace(/\s+/g, " ") };
+  log(`dispatch IR: ${JSON.stringify(seen.dispatchIR).slice(0, 200)}`);
+  await shot(page, "5-dispatch-ir");
+
+  // 5. A .mlirbc file opens with its text form beside it.
+  await openFile(path.basename(cfg.bytecode), false);
+  const bcTab = page.locator(".tab", { hasText: `${path.basename(cfg.bytecode)}.mlir` });
+  await bcTab.first().waitFor();
+  await page.locator(".monaco-editor .view-lines", { hasText: "cf.assert" }).first().waitFor();
+  seen.bytecodeText = (await page.locator(".monaco-editor .view-lines", { hasText: "cf.assert" }).first().innerText()).slice(0, 2000);
+  await shot(page, "6-bytecode-as-text");
   seen.ok = true;
 } catch (e) {
   seen.ok = false;

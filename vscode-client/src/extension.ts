@@ -33,6 +33,7 @@ export const KINDS = {
 } as const;
 
 let client: LanguageClient | undefined;
+let starting: Promise<void> | undefined;
 let output: vscode.OutputChannel;
 let status: DispatchStatus;
 const virtualDocs = new Map<string, string>();
@@ -157,7 +158,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     }
   });
   try {
-    await client.start();
+    starting = client.start();
+    await starting;
   } catch (e) {
     const msg = `mlir-lsp: the server (${server.command} ${server.args.join(" ")}, from ${server.source}) did not start: ${String(e)}`;
     output.appendLine(msg);
@@ -273,12 +275,23 @@ async function showDispatchIR(): Promise<void> {
   await showVirtual(DISPATCH_IR_SCHEME, baseName(doc.uri).replace(/\.mlir$/, "") + ".dispatch-creation.mlir", doc.uri, result.text);
 }
 
+/** The file a tab shows (a binary .mlirbc opens as a text or custom editor input). */
+function tabUri(tab: vscode.Tab | undefined): vscode.Uri | undefined {
+  const input = tab?.input;
+  return input instanceof vscode.TabInputText || input instanceof vscode.TabInputCustom ? input.uri : undefined;
+}
+
+function isBytecodeFile(uri: vscode.Uri | undefined): uri is vscode.Uri {
+  return uri !== undefined && uri.scheme === "file" && uri.path.endsWith(".mlirbc");
+}
+
 async function showBytecodeAsText(arg?: vscode.Uri): Promise<void> {
-  let uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
-  if (uri === undefined || !uri.path.endsWith(".mlirbc")) {
+  let uri = arg instanceof vscode.Uri ? arg : tabUri(vscode.window.tabGroups.activeTabGroup.activeTab);
+  if (!isBytecodeFile(uri)) {
     const picked = await vscode.window.showOpenDialog({ filters: { "MLIR bytecode": ["mlirbc"] }, canSelectMany: false });
     uri = picked?.[0];
   }
+  await starting?.catch(() => undefined); // a .mlirbc tab restored while the server starts
   const c = runningClient();
   if (uri === undefined || c === undefined) {
     return;
@@ -441,6 +454,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   command("mlirLsp.showDispatchIR", showDispatchIR);
   command("mlirLsp.showBytecodeAsText", showBytecodeAsText);
+  // A .mlirbc file opened in an editor gets its text view beside it, through the server.
+  context.subscriptions.push(vscode.window.tabGroups.onDidChangeTabs((e) => {
+    if (!vscode.workspace.getConfiguration(SECTION).get<boolean>("bytecode.openAsText", true)) {
+      return;
+    }
+    for (const uri of e.opened.map(tabUri).filter(isBytecodeFile)) {
+      void showBytecodeAsText(uri);
+    }
+  }));
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration(`${SECTION}.server`)) {
       output.appendLine("[server] mlirLsp.server changed; restarting the server");
