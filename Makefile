@@ -66,7 +66,7 @@ $(VSC)/node_modules/.installed: $(VSC)/package-lock.json $(NODE24)/bin/node
 	@touch $@
 
 $(VSIX): $(VSC)/node_modules/.installed $(VSC)/package.json $(VSC)/tsconfig.json $(VSC)/language-configuration.json \
-		$(VSC)/.vscodeignore $(wildcard $(VSC)/src/*.ts)
+		$(VSC)/.vscodeignore $(VSC)/README.md $(wildcard $(VSC)/src/*.ts)
 	cd $(VSC) && $(VSC_ENV) npm run --silent package
 
 # tsc (strict), eslint and the extension's unit tests (node's test runner).

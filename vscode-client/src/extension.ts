@@ -362,7 +362,8 @@ class DispatchStatus implements vscode.Disposable {
   /** Show what is known for the active editor; count it if nothing is known yet. */
   refresh(): void {
     const doc = vscode.window.activeTextEditor?.document;
-    if (!isMlir(doc) || !vscode.workspace.getConfiguration(SECTION).get<boolean>("statusBar.enabled", true)) {
+    if (!isMlir(doc) || !vscode.workspace.getConfiguration(SECTION).get<boolean>("statusBar.enabled", true) ||
+        !this.dispatchSetting("enabled", true)) {
       this.item.hide();
       return;
     }
