@@ -184,7 +184,7 @@ class Reader:
             for a in BLOCK_ARG.finditer(text, p, close):
                 if a.group(1) is not None:
                     block.args.append((a.group(1), a.start()))
-            p = close + 1
+            p = min(close + 1, self.end)  # an unmatched '(' on the last line ends at the text's end
         p = SPACES.match(text, p, self.end).end()
         if p < self.end and text[p] == ":":
             p += 1
