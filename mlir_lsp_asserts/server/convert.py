@@ -1,10 +1,14 @@
-"""Translations between the core's data (offsets, findings, fixes) and LSP types."""
+"""Translations between the core's data (offsets, findings, fixes) and LSP types.
+
+A live document is kept in pieces (see `incremental.document`): everything the core reports is
+relative to its piece, so each helper takes the piece's first line (`line0`) and shifts by it.
+"""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from ..findings import Finding, TextEdit
+from ..findings import Finding, Span, TextEdit
 from ..rules import Severity
 from ..syntax.index import LineIndex
 
@@ -16,37 +20,46 @@ SEVERITY = {
 }
 
 
-def lsp_range(lines: LineIndex, start: int, end: int) -> types.Range:
+def lsp_range(lines: LineIndex, start: int, end: int, line0: int = 0) -> types.Range:
     s, e = lines.position(start), lines.position(end)
-    return types.Range(types.Position(*s), types.Position(*e))
+    return types.Range(types.Position(s[0] + line0, s[1]), types.Position(e[0] + line0, e[1]))
 
 
-def diagnostic(uri: str, lines: LineIndex, f: Finding) -> types.Diagnostic:
+def span_range(span: Span, line0: int = 0) -> types.Range:
+    return types.Range(types.Position(span.start_pos.line + line0, span.start_pos.character),
+                       types.Position(span.end_pos.line + line0, span.end_pos.character))
+
+
+def diagnostic(uri: str, f: Finding, line0: int = 0) -> types.Diagnostic:
     related = [
-        types.DiagnosticRelatedInformation(
-            types.Location(uri, lsp_range(lines, r.span.start, r.span.end)), r.message)
+        types.DiagnosticRelatedInformation(types.Location(uri, span_range(r.span, line0)), r.message)
         for r in f.related
     ]
     return types.Diagnostic(
-        range=lsp_range(lines, f.span.start, f.span.end),
+        range=span_range(f.span, line0),
         message=f.message,
         severity=SEVERITY[f.severity],
         code=f.code,
         code_description=types.CodeDescription(href=f.doc_url) if f.doc_url else None,
         source="mlir-lsp",
         related_information=related or None,
-        data={"op_start": f.op_start, "code": f.code},
     )
 
 
-def text_edits(lines: LineIndex, edits) -> list[types.TextEdit]:
-    return [types.TextEdit(lsp_range(lines, e.start, e.end), e.new_text) for e in edits]
+def plain_diagnostic(message: str, severity=types.DiagnosticSeverity.Error, line: int = 0,
+                     source: str = "mlir-lsp") -> types.Diagnostic:
+    at = types.Position(line, 0)
+    return types.Diagnostic(types.Range(at, at), message, severity=severity, source=source)
 
 
-def workspace_edit(uri: str, version: int | None, lines: LineIndex, edits: list[TextEdit]) -> types.WorkspaceEdit:
+def text_edits(lines: LineIndex, edits: list[TextEdit], line0: int = 0) -> list[types.TextEdit]:
+    return [types.TextEdit(lsp_range(lines, e.start, e.end, line0), e.new_text) for e in edits]
+
+
+def workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
     return types.WorkspaceEdit(document_changes=[
         types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-            edits=text_edits(lines, edits),
+            edits=edits,
         )
     ])

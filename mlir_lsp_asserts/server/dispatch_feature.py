@@ -81,7 +81,7 @@ class DispatchState:
 
 
 def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dict:
-    doc = ls.workspace.text_documents.get(uri)
+    doc = ls.snapshot(uri)
     if doc is None:
         return {"error": f"document not open: {uri}"}
     version, text = doc.version, doc.source
@@ -229,7 +229,9 @@ def setup(server, state: DispatchState) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls, params: types.CodeLensParams):
         uri = params.text_document.uri
-        doc = ls.workspace.get_text_document(uri)
+        doc = ls.document(uri)
+        if doc is None:
+            return []
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
         with state.lock:
             cached = state.results.get(uri)

@@ -14,6 +14,10 @@ from lsprotocol import types
 
 DEBOUNCE_SECONDS = 0.5
 MAX_CHARS = 64 * 1024 * 1024
+# The bindings' parse holds the GIL (a 50 MB parse would freeze the server for seconds): past
+# this size it runs in a child process, killed when a newer edit arrives.
+IN_PROCESS_CHARS = 1024 * 1024
+WORKER_TIMEOUT = 300
 LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 UNKNOWN = re.compile(r"unknown .* type|unregistered dialect|Dialect `[^']*' not found|unknown attribute|"
                      r"custom op '[^']*' is unknown|does not have a registered|unknown .* attribute", re.I)
@@ -60,6 +64,7 @@ class ParserDiagnostics:
         self.results: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
         self.lock = threading.Lock()
         self.enabled = True
+        self.children: dict = {}  # uri -> running child parse
 
     def schedule(self, ls, uri: str) -> None:
         if not self.enabled:
@@ -68,25 +73,62 @@ class ParserDiagnostics:
             old = self.timers.pop(uri, None)
             if old:
                 old.cancel()
+            self._kill_child(uri)
             t = threading.Timer(DEBOUNCE_SECONDS, self._run, args=(ls, uri))
             t.daemon = True
             self.timers[uri] = t
             t.start()
 
     def _run(self, ls, uri: str) -> None:
-        doc = ls.workspace.text_documents.get(uri)
-        if doc is None:
+        snap = ls.snapshot(uri)
+        if snap is None or len(snap.source) > MAX_CHARS:
             return
-        version, text = doc.version, doc.source
-        if len(text) > MAX_CHARS:
-            return
-        diags = real_diagnostics(text)
-        current = ls.workspace.text_documents.get(uri)
-        if current is None or current.version != version:
+        if len(snap.source) <= IN_PROCESS_CHARS:
+            diags = real_diagnostics(snap.source)
+        else:
+            diags = self._in_child(uri, snap.source)
+            if diags is None:
+                return  # killed by a newer edit, or the child failed (logged)
+        current = ls.document(uri)
+        if current is None or current.version != snap.version:
             return  # edited meanwhile: a newer run is scheduled
         with self.lock:
-            self.results[uri] = (version, diags)
+            self.results[uri] = (snap.version, diags)
         ls.publish_threadsafe(uri)
+
+    def _in_child(self, uri: str, text: str) -> list[types.Diagnostic] | None:
+        import json
+        import subprocess
+        import sys
+
+        proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts.server.parser_feature"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        with self.lock:
+            self.children[uri] = proc
+        try:
+            out, _ = proc.communicate(text.encode("utf-8", "surrogatepass"), timeout=WORKER_TIMEOUT)
+        except (subprocess.TimeoutExpired, OSError):
+            proc.kill()
+            proc.wait()
+            return None
+        finally:
+            with self.lock:
+                if self.children.get(uri) is proc:
+                    del self.children[uri]
+        if proc.returncode != 0:
+            return None
+        try:
+            return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]), types.Position(d["line"], d["col"] + 1)),
+                                     d["message"], types.DiagnosticSeverity(d["severity"]), source="iree-opt")
+                    for d in json.loads(out)]
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _kill_child(self, uri: str) -> None:
+        proc = self.children.pop(uri, None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
 
     def for_version(self, uri: str, version: int | None) -> list[types.Diagnostic]:
         with self.lock:
@@ -98,4 +140,20 @@ class ParserDiagnostics:
             t = self.timers.pop(uri, None)
             if t:
                 t.cancel()
+            self._kill_child(uri)
             self.results.pop(uri, None)
+
+
+def _worker() -> int:
+    """Child mode: MLIR text on stdin, the real parser's diagnostics as JSON on stdout."""
+    import json
+    import sys
+
+    text = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
+    json.dump([{"line": d.range.start.line, "col": d.range.start.character, "message": d.message,
+                "severity": int(d.severity)} for d in real_diagnostics(text)], sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_worker())

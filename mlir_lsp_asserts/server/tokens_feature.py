@@ -61,18 +61,39 @@ def encode(lines, text: str, start: int, end: int) -> list[int]:
     return data
 
 
+def _tokens(ls, uri: str, first_line: int, last_line: int | None) -> types.SemanticTokens:
+    """Tokens of whole lines first_line..last_line (None: to the end, capped), read over the
+    document's pieces that cover them; only the first token's line is absolute."""
+    from ..syntax.index import LineIndex
+
+    doc = ls.document(uri)
+    if doc is None or doc.error:
+        return types.SemanticTokens(data=[])
+    live = doc.live
+    i = live.piece_at_line(first_line)
+    j = live.piece_at_line(last_line) if last_line is not None else len(live.pieces) - 1
+    parts, size = [], 0
+    for k in range(i, j + 1):
+        parts.append(live.pieces[k].text)
+        size += len(parts[-1])
+        if size > MAX_FULL_CHARS:
+            break
+    text = "".join(parts)
+    lines = LineIndex(text)
+    line0 = live.line0(i)
+    s = lines.offset(first_line - line0, 0)
+    e = lines.offset(last_line - line0 + 1, 0) if last_line is not None else min(len(text), MAX_FULL_CHARS)
+    data = encode(lines, text, s, e)
+    if data:
+        data[0] += line0
+    return types.SemanticTokens(data=data)
+
+
 def setup(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     def semantic_tokens_full(ls, params: types.SemanticTokensParams):
-        a = ls.analysis(params.text_document.uri)
-        text = a.text
-        end = min(len(text), MAX_FULL_CHARS)
-        return types.SemanticTokens(data=encode(a.result.parsed.lines, text, 0, end))
+        return _tokens(ls, params.text_document.uri, 0, None)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
     def semantic_tokens_range(ls, params: types.SemanticTokensRangeParams):
-        a = ls.analysis(params.text_document.uri)
-        lines = a.result.parsed.lines
-        s = lines.offset(params.range.start.line, 0)
-        e = lines.offset(params.range.end.line + 1, 0)
-        return types.SemanticTokens(data=encode(lines, a.text, s, e))
+        return _tokens(ls, params.text_document.uri, params.range.start.line, params.range.end.line)

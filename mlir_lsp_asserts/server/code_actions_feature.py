@@ -1,0 +1,134 @@
+"""Code actions: per finding a quick fix to strip the assert and one to rewrite it to
+`util.assume.int`; `source.fixAll.mlir-lsp` (safe fixes); "strip all" and "assume all".
+
+With a client that resolves code actions (`codeAction/resolve` with the `edit` property), the
+list carries no edits: the edit of the one action chosen is built on resolve.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ..fixes import fix_text
+from ..rules import RULES_BY_CODE
+from .convert import diagnostic, text_edits, workspace_edit
+
+FIX_ALL_KIND = "source.fixAll.mlir-lsp"
+STRIP_ALL_KIND = "source.mlir-lsp.stripAll"
+ASSUME_ALL_KIND = "source.mlir-lsp.assumeAll"
+KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND, STRIP_ALL_KIND, ASSUME_ALL_KIND]
+
+
+def _whole_document_actions(ls):
+    return (
+        (FIX_ALL_KIND, ls.settings.fix_mode, False, "mlir-lsp: fix all safe findings"),
+        (STRIP_ALL_KIND, "strip", True, "mlir-lsp: strip all asserts"),
+        (ASSUME_ALL_KIND, "assume", True, "mlir-lsp: rewrite all asserts to util.assume.int"),
+    )
+
+
+def _resolves_edits(ls) -> bool:
+    caps = ls.client_capabilities
+    td = caps.text_document if caps else None
+    ca = td.code_action if td else None
+    return bool(ca and ca.resolve_support and "edit" in ca.resolve_support.properties)
+
+
+def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]:
+    live = doc.live
+    out = []
+    first, last = live.piece_at_line(rng.start.line), live.piece_at_line(rng.end.line)
+    for i in range(first, last + 1):
+        piece = live.pieces[i]
+        if piece.result is None or not piece.result.findings:
+            continue
+        line0 = live.line0(i)
+        lo = piece.lines.offset(rng.start.line - line0, rng.start.character)
+        hi = piece.lines.offset(rng.end.line - line0, rng.end.character)
+        result = live.with_fixes(i)
+        for f in result.findings:
+            if not f.fixes or f.span.end < lo or f.span.start > hi:
+                continue
+            has_assume = any(x.mode == "assume" for x in f.fixes)
+            for fix in f.fixes:
+                action = types.CodeAction(
+                    title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic(doc.uri, f, line0)],
+                    is_preferred=fix.applicability == "safe" and fix.mode == ("assume" if has_assume else "strip"))
+                if lazy:
+                    action.data = {"uri": doc.uri, "version": doc.version, "piece": i, "op": f.op_start,
+                                   "mode": fix.mode}
+                else:
+                    action.edit = workspace_edit(doc.uri, doc.version,
+                                                 text_edits(piece.lines, list(fix.edits), line0))
+                out.append(action)
+    return out
+
+
+def whole_document_edit(ls, doc, mode: str, unsafe: bool) -> list[types.TextEdit]:
+    """Every fix of `mode` in the document, piece by piece (each piece's fixes are its own)."""
+    live = doc.live
+    edits: list[types.TextEdit] = []
+    for i, piece in enumerate(live.pieces):
+        if piece.result is None or not piece.result.findings:
+            continue
+        fo = fix_text(piece.result, mode, unsafe=unsafe)
+        edits.extend(text_edits(piece.lines, fo.edits, live.line0(i)))
+    return edits
+
+
+def _has_fixable(doc, unsafe: bool) -> bool:
+    return any(f.code in RULES_BY_CODE and (unsafe or RULES_BY_CODE[f.code].strip_is_safe)
+               for _i, _l0, f in doc.live.findings())
+
+
+def setup(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True))
+    def code_action(ls, params: types.CodeActionParams):
+        doc = ls.document(params.text_document.uri)
+        if doc is None or doc.error:
+            return []
+        only = params.context.only
+        lazy = _resolves_edits(ls)
+
+        def wanted(kind: str) -> bool:
+            return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+        actions = quick_fixes(ls, doc, params.range, lazy) if wanted(types.CodeActionKind.QuickFix) else []
+        for kind, mode, unsafe, title in _whole_document_actions(ls):
+            if (only and not wanted(kind)) or not _has_fixable(doc, unsafe):
+                continue
+            action = types.CodeAction(title=title, kind=kind)
+            if lazy:
+                action.data = {"uri": doc.uri, "version": doc.version, "kind": kind}
+            else:
+                edits = whole_document_edit(ls, doc, mode, unsafe)
+                if not edits:
+                    continue
+                action.edit = workspace_edit(doc.uri, doc.version, edits)
+            actions.append(action)
+        return actions
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def resolve(ls, action: types.CodeAction):
+        data = action.data if isinstance(action.data, dict) else {}
+        doc = ls.document(data.get("uri", ""))
+        if doc is None or doc.version != data.get("version"):
+            return action  # the document changed: no edit (the client asks again)
+        if "kind" in data:
+            for kind, mode, unsafe, _title in _whole_document_actions(ls):
+                if kind == data["kind"]:
+                    action.edit = workspace_edit(doc.uri, doc.version, whole_document_edit(ls, doc, mode, unsafe))
+            return action
+        i = data.get("piece")
+        live = doc.live
+        if not isinstance(i, int) or not 0 <= i < len(live.pieces):
+            return action
+        result = live.with_fixes(i)
+        for f in (result.findings if result else []):
+            if f.op_start == data.get("op"):
+                fix = next((x for x in f.fixes if x.mode == data.get("mode")), None)
+                if fix is not None:
+                    action.edit = workspace_edit(doc.uri, doc.version, text_edits(
+                        live.pieces[i].lines, list(fix.edits), live.line0(i)))
+        return action

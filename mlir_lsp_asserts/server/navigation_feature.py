@@ -1,0 +1,346 @@
+"""Navigation: hover, go to definition, find references (SSA values, block labels, symbols),
+document symbols and folding ranges.
+
+SSA values and block labels are local to a top-level op, so a request reads one piece of the
+document (see `incremental.document`); symbols (`@name`) are looked up across pieces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from ..fixes.scope import Definition, Scope, containing
+from ..syntax.index import Op
+from .convert import lsp_range, span_range
+
+_WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
+
+
+@dataclass
+class Cursor:
+    """A request's position resolved to a piece: its check, the offset in it, the shift of lines."""
+
+    doc: object
+    piece: int
+    offset: int
+    line0: int
+    result: object
+
+    @property
+    def text(self) -> str:
+        return self.result.parsed.text
+
+    @property
+    def lines(self):
+        return self.result.parsed.lines
+
+    def range(self, start: int, end: int) -> types.Range:
+        return lsp_range(self.lines, start, end, self.line0)
+
+    def word(self) -> tuple[str, str, int] | None:
+        """(sigil, name, offset of the sigil) of the `%value`, `^label` or `@symbol` at the cursor."""
+        text, off = self.text, self.offset
+        ls = text.rfind("\n", 0, off) + 1
+        le = text.find("\n", off)
+        le = len(text) if le == -1 else le
+        for m in _WORD.finditer(text, ls, le):
+            if m.start() <= off <= m.end():
+                tok = m.group(0)
+                name = m.group(1) if m.group(1) is not None else tok[1:]
+                return tok[0], name, m.start()
+        return None
+
+
+def cursor(ls, params) -> Cursor | None:
+    doc = ls.document(params.text_document.uri)
+    if doc is None or doc.error:
+        return None
+    live = doc.live
+    i, off = live.locate(params.position.line, params.position.character)
+    return Cursor(doc, i, off, live.line0(i), live.result_of(i))
+
+
+# -- SSA values ---------------------------------------------------------------------------------
+def _innermost(c: Cursor) -> Op | None:
+    unit = c.result.parsed.unit_at(c.offset)
+    if unit is None:
+        return None
+    chunk, top = unit
+    chunk.reader.expand(top)
+    inner = top
+    for o in top.walk():
+        if o.start <= c.offset < max(o.end, o.start + 1) and o.start >= inner.start:
+            inner = o
+    return inner
+
+
+def value_definition(c: Cursor, name: str):
+    """(defining op or None, offset of the definition, Definition, Scope) of `%name`, or None."""
+    inner = _innermost(c)
+    if inner is None:
+        return None
+    scope = Scope(c.text)
+    for rname, roff, _n in inner.results:
+        if rname == name:  # the cursor is on a result of this op
+            where = containing(inner)
+            region, block = (where[0], where[1]) if where else (None, None)
+            return inner, roff, Definition(name, inner, block, region), scope
+    for r in inner.regions:  # on a block argument of one of its regions (`^bb0(%in: f32)`)
+        for b in r.blocks:
+            for arg, aoff in b.args:
+                if arg == name and r.start <= c.offset < r.end:
+                    return None, aoff, Definition(name, None, b, r), scope
+    d = scope.find_def(name, inner)
+    if d is None:
+        return None
+    if d.op is not None:
+        return d.op, next((ro for rn, ro, _n in d.op.results if rn == name), d.op.start), d, scope
+    for arg, aoff in (d.block.args if d.block is not None else []):
+        if arg == name:
+            return None, aoff, d, scope
+    owner = _owner(c, d.region) if d.region is not None else None
+    if owner is not None:  # an entry argument written in the op's header: `func.func @f(%a: i32)`
+        m = re.compile(r"%" + re.escape(name) + r"(?![\w$.\-])").search(c.text, owner.name_start, d.region.start)
+        if m:
+            return None, m.start(), d, scope
+    return None
+
+
+def _owner(c: Cursor, region) -> Op | None:
+    unit = c.result.parsed.unit_at(region.start)
+    if unit is None:
+        return None
+    for o in unit[1].walk():
+        if any(r is region for r in o.regions):
+            return o
+    return None
+
+
+def value_references(c: Cursor, name: str, include_declaration: bool) -> list[types.Range]:
+    found = value_definition(c, name)
+    if found is None:
+        return []
+    _op, start, d, scope = found
+    out = [c.range(start, start + 1 + len(name))] if include_declaration else []
+    region = d.region
+    if region is None:
+        return out
+    # Uses inside the region of the definition (isolated ops excluded), plus uses in the
+    # header of the region's owner for header-declared arguments (`iter_args`, ...).
+    for _o, off in scope.users(d):
+        out.append(c.range(off, off + 1 + len(name)))
+    return out
+
+
+# -- block labels ---------------------------------------------------------------------------
+def _label_region(c: Cursor, name: str):
+    """The innermost region around the cursor that has a block labelled `^name`."""
+    unit = c.result.parsed.unit_at(c.offset)
+    if unit is None:
+        return None
+    unit[0].reader.expand(unit[1])
+    best = None
+    for o in unit[1].walk():
+        for r in o.regions:
+            if r.start <= c.offset < r.end and any(b.label == "^" + name for b in r.blocks):
+                if best is None or r.start >= best.start:
+                    best = r
+    return best
+
+
+def label_locations(c: Cursor, name: str, include_declaration: bool, uses: bool) -> list[types.Range]:
+    region = _label_region(c, name)
+    if region is None:
+        return []
+    block = next(b for b in region.blocks if b.label == "^" + name)
+    out = [c.range(block.label_start, block.label_start + 1 + len(name))] if include_declaration else []
+    if uses:
+        pat = re.compile(r"\^" + re.escape(name) + r"(?![\w$.\-])")
+        for m in pat.finditer(c.text, region.start, region.end):
+            if m.start() != block.label_start:
+                out.append(c.range(m.start(), m.end()))
+    return out
+
+
+# -- symbols --------------------------------------------------------------------------------
+def symbol_definition(doc, name: str):
+    """(piece index, Outline) of the top-level op that defines `@name`."""
+    for i, o in doc.live.outline():
+        if o.symbol == name:
+            return i, o
+    return None
+
+
+def symbol_references(doc, name: str) -> list[tuple[int, types.Range]]:
+    live = doc.live
+    pat = re.compile(r"@" + re.escape(name) + r"(?![\w$.\-])") if not name.startswith('"') else re.compile(
+        "@" + re.escape(name))
+    out = []
+    for i, p in enumerate(live.pieces):
+        if ("@" + name) not in p.text:
+            continue
+        line0 = live.line0(i)
+        for m in pat.finditer(p.text):
+            out.append((i, lsp_range(p.lines, m.start(), m.end(), line0)))
+    return out
+
+
+def _symbol_range(doc, i: int, o) -> types.Range:
+    live = doc.live
+    text = live.pieces[i].text
+    at = text.find("@" + o.symbol, o.name_start)
+    at = o.name_start if at == -1 else at
+    return lsp_range(live.pieces[i].lines, at, at + 1 + len(o.symbol), live.line0(i))
+
+
+# -- hover ----------------------------------------------------------------------------------
+def assert_hover(ls, c: Cursor, dispatch_note) -> types.Hover | None:
+    live = c.doc.live
+    if live.pieces[c.piece].result is None:
+        return None
+    result = live.with_fixes(c.piece)
+    for f in result.findings:
+        if not (f.span.start <= c.offset <= f.span.end and f.code.startswith("MLA")):
+            continue
+        parts = [f"**{f.code} {f.name}** ({f.severity.value})", "", f.message]
+        for r in f.related:
+            parts.append(f"- {r.message} (line {r.span.start_pos.line + c.line0 + 1})")
+        assume = next((x for x in f.fixes if x.mode == "assume"), None)
+        if assume:
+            parts.append(f"- fix: {assume.title.split(': ', 1)[1]}")
+        elif f.assume_unavailable:
+            parts.append(f"- no util.assume.int rewrite: {f.assume_unavailable}")
+        note = dispatch_note(c.doc)
+        if note:
+            parts.append(note)
+        if f.doc_url:
+            parts.append(f"\n[{f.code} documentation]({f.doc_url})")
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n".join(parts)),
+                           span_range(f.span, c.line0))
+    return None
+
+
+def _first_line(text: str, start: int, end: int) -> str:
+    nl = text.find("\n", start, end)
+    return text[start:nl if nl != -1 else end][:300]
+
+
+def word_hover(c: Cursor) -> types.Hover | None:
+    w = c.word()
+    if w is None:
+        return None
+    sigil, name, _at = w
+    if sigil == "%":
+        found = value_definition(c, name)
+        if found is None:
+            return None
+        op, start, _d, _scope = found
+        line = c.lines.position(start)[0] + c.line0 + 1
+        if op is not None:
+            code = _first_line(c.text, op.start, op.end)
+        else:  # a block argument: its declaration with its type
+            m = re.compile(r"%" + re.escape(name) + r"\s*:\s*([^,)\n{]+)").match(c.text, start)
+            code = f"%{name}: {m.group(1).strip()}" if m else f"%{name}"
+        md = f"`%{name}` defined at line {line}\n\n```mlir\n{code}\n```"
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, md))
+    if sigil == "@":
+        d = symbol_definition(c.doc, name)
+        if d is None:
+            return None
+        i, o = d
+        text = c.doc.live.pieces[i].text
+        line = c.doc.live.pieces[i].lines.position(o.start)[0] + c.doc.live.line0(i) + 1
+        md = f"`@{name}` ({o.full_name}) defined at line {line}\n\n```mlir\n{_first_line(text, o.start, o.end)}\n```"
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, md))
+    return None
+
+
+def setup(server) -> None:
+    from . import dispatch_feature
+
+    def dispatch_note(doc) -> str | None:
+        from .app import dispatch_state
+
+        saved = dispatch_feature.saved_dispatches(dispatch_state, doc.uri, doc.version)
+        if saved is None:
+            return None
+        return (f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
+                f"(iree-compile, {dispatch_state.profile})")
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls, params: types.HoverParams):
+        c = cursor(ls, params)
+        if c is None:
+            return None
+        return assert_hover(ls, c, dispatch_note) or word_hover(c)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls, params: types.DefinitionParams):
+        c = cursor(ls, params)
+        w = c.word() if c else None
+        if w is None:
+            return None
+        sigil, name, _at = w
+        uri = params.text_document.uri
+        if sigil == "%":
+            found = value_definition(c, name)
+            return types.Location(uri, c.range(found[1], found[1] + 1 + len(name))) if found else None
+        if sigil == "^":
+            locs = label_locations(c, name, include_declaration=True, uses=False)
+            return types.Location(uri, locs[0]) if locs else None
+        d = symbol_definition(c.doc, name)
+        return types.Location(uri, _symbol_range(c.doc, *d)) if d else None
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    def references(ls, params: types.ReferenceParams):
+        c = cursor(ls, params)
+        w = c.word() if c else None
+        if w is None:
+            return []
+        sigil, name, _at = w
+        uri = params.text_document.uri
+        decl = params.context.include_declaration
+        if sigil == "%":
+            return [types.Location(uri, r) for r in value_references(c, name, decl)]
+        if sigil == "^":
+            return [types.Location(uri, r) for r in label_locations(c, name, decl, uses=True)]
+        d = symbol_definition(c.doc, name)
+        skip = _symbol_range(c.doc, *d) if d and not decl else None
+        return [types.Location(uri, r) for _i, r in symbol_references(c.doc, name) if r != skip]
+
+    def outline(params):
+        """(piece line index, first line of the piece, Outline) of each top-level op."""
+        doc = ls_of(params)
+        if doc is None:
+            return
+        live = doc.live
+        for i, o in live.outline():
+            yield live.pieces[i].lines, live.line0(i), o
+
+    def ls_of(params):
+        doc = server.document(params.text_document.uri)
+        return None if doc is None or doc.error else doc
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbols(ls, params: types.DocumentSymbolParams):
+        out = []
+        for lines, line0, o in outline(params):
+            kind = types.SymbolKind.Function if "func" in o.full_name else (
+                types.SymbolKind.Variable if "global" in o.full_name else types.SymbolKind.Object)
+            out.append(types.DocumentSymbol(
+                name=o.symbol or o.full_name, kind=kind, detail=o.full_name,
+                range=lsp_range(lines, o.start, o.end, line0),
+                selection_range=lsp_range(lines, o.name_start, o.name_start + o.name_len, line0)))
+        return out
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_ranges(ls, params: types.FoldingRangeParams):
+        out = []
+        for lines, line0, o in outline(params):
+            s, e = lines.line_of(o.start), lines.line_of(max(o.start, o.end - 1))
+            if e > s:
+                out.append(types.FoldingRange(start_line=s + line0, end_line=e + line0))
+        return out
