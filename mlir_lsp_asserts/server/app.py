@@ -144,6 +144,7 @@ def apply_options(ls: MlirLspServer, options) -> bool:
                                                     "profiles")}
     if "fixMode" in rules:
         rules["fix-mode"] = rules.pop("fixMode")
+    opts = guards.vet_settings(ls, opts)  # refused settings (a workspace's own compiler) dropped, with a warning
     for problem in dispatch_state.configure(opts):
         ls.warn(f"{problem}; default kept")
     workspace_feature.configure(ls, opts)
@@ -308,6 +309,7 @@ def bytecode_to_text(ls: MlirLspServer, params):
 from . import (  # noqa: E402 - features register on the server made above
     code_actions_feature,
     dispatch_feature,
+    guards,
     navigation_feature,
     tokens_feature,
     workspace_feature,

@@ -11,6 +11,7 @@ from lsprotocol import types
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.flags import profile_flags, split_flags
+from . import guards
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
@@ -81,6 +82,8 @@ class DispatchState:
 
 
 def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dict:
+    if refused := guards.refuse_path(ls, uri):
+        return {"error": refused}
     doc = ls.snapshot(uri)
     if doc is None:
         return {"error": f"document not open: {uri}"}

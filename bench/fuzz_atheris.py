@@ -1,0 +1,118 @@
+"""Coverage-guided fuzzing of the reader and the rules with atheris (libFuzzer), on real IR.
+
+Run by `bench/soak.py` (`make soak`); by hand:
+    .venv/bin/python bench/fuzz_atheris.py --stats S.json --artifacts DIR -runs=100000 -max_len=65536
+
+The seed corpus is real IR (tests/fuzzlib.py `reader_sources`). Each new input is made by
+libFuzzer's own mutators (byte flips, erasures, insertions, cross-over) or, half of the time, by
+the project's IR mutations (truncation, brace deletion, splices of two real files, duplicated,
+deleted and swapped lines); coverage of mlir_lsp_asserts (instrumented) keeps the inputs that
+reach new code. The oracle is `fuzzlib.check_reader`: no exception, every range inside the
+document, the index consistent. An input that breaks it is saved to --artifacts and counted
+(the run goes on); figures go to --stats as JSON every few seconds and at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import atheris  # noqa: E402
+
+with atheris.instrument_imports(include=["mlir_lsp_asserts"]):
+    import mlir_lsp_asserts.check  # noqa: F401
+    import mlir_lsp_asserts.fixes  # noqa: F401
+    import mlir_lsp_asserts.syntax.document  # noqa: F401
+
+import fuzzlib  # noqa: E402
+
+SOURCES = fuzzlib.reader_sources()
+STATS = {"inputs": 0, "crashes": 0, "crash_kinds": {}, "seconds": 0.0, "bytes": 0}
+_t0 = time.monotonic()
+_last_write = 0.0
+_stats_path: Path | None = None
+_artifacts: Path | None = None
+
+
+def _write_stats(force: bool = False) -> None:
+    global _last_write
+    now = time.monotonic()
+    if _stats_path is None or (not force and now - _last_write < 2.0):
+        return
+    _last_write = now
+    STATS["seconds"] = round(now - _t0, 2)
+    tmp = _stats_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(STATS))
+    os.replace(tmp, _stats_path)
+
+
+def test_one_input(data: bytes) -> None:
+    text = data.decode("utf-8", "replace")
+    STATS["inputs"] += 1
+    STATS["bytes"] += len(data)
+    try:
+        fuzzlib.check_reader(text)
+    except Exception as e:  # noqa: BLE001 - a finding of the fuzzer: save it and go on
+        kind = f"{type(e).__name__}: {str(e)[:120]}"
+        STATS["crashes"] += 1
+        first = kind not in STATS["crash_kinds"]
+        STATS["crash_kinds"][kind] = STATS["crash_kinds"].get(kind, 0) + 1
+        if first and _artifacts is not None:
+            n = len(STATS["crash_kinds"])
+            (_artifacts / f"crash-{n}.mlir").write_bytes(data)
+            (_artifacts / f"crash-{n}.txt").write_text(traceback.format_exc())
+        _write_stats(force=True)
+        return
+    _write_stats()
+
+
+def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+    rnd = random.Random(seed)
+    if rnd.random() < 0.5:
+        return atheris.Mutate(data, max_size)
+    text = data.decode("utf-8", "replace")
+    text = fuzzlib.mutate_once(fuzzlib.RandomChooser(rnd), text, SOURCES)
+    return text.encode("utf-8", "surrogatepass")[:max_size]
+
+
+def custom_crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> bytes:
+    rnd = random.Random(seed)
+    i, j = rnd.randint(0, len(data1)), rnd.randint(0, len(data2))
+    return (data1[:i] + data2[j:j + rnd.randint(0, 4000)])[:max_size]
+
+
+def main() -> None:
+    global _stats_path, _artifacts
+    args = sys.argv[1:]
+    rest = [sys.argv[0]]
+    while args:
+        a = args.pop(0)
+        if a == "--stats":
+            _stats_path = Path(args.pop(0))
+        elif a == "--artifacts":
+            _artifacts = Path(args.pop(0))
+            _artifacts.mkdir(parents=True, exist_ok=True)
+        else:
+            rest.append(a)
+    corpus = _artifacts / "corpus" if _artifacts else None
+    if corpus is not None:
+        corpus.mkdir(parents=True, exist_ok=True)
+        for k, src in enumerate(SOURCES):
+            (corpus / f"seed-{k}.mlir").write_text(src[:65536], encoding="utf-8", errors="replace")
+        rest.append(str(corpus))
+    import atexit
+
+    atexit.register(_write_stats, True)
+    atheris.Setup(rest, test_one_input, custom_mutator=custom_mutator, custom_crossover=custom_crossover)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""`make soak`: the long versions of the reliability tests, with figures.
+
+    .venv/bin/python bench/soak.py [--inputs N] [--seconds S] [--only reader,fixes,faults,files,load]
+
+- reader: coverage-guided fuzzing (atheris/libFuzzer, bench/fuzz_atheris.py) of the reader and
+  the rules on mutated real IR, until N inputs (default 1,000,000) or S seconds; prints inputs
+  tried, crashes, the rate and what 1 M inputs take at that rate.
+- fixes: mutated real IR that IREE's parser accepts; every offered fix must parse and stay
+  inside its ops (tests/fuzzlib.py `check_fixes`); prints inputs, parsable, fixes checked.
+- faults, files, load: see their sections below.
+Exit status 1 when anything failed (a crash, a bad fix, an orphan process, a stale publish).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+FAILED: list[str] = []
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+def fmt_rate(n: int, seconds: float) -> str:
+    rate = n / seconds if seconds > 0 else 0.0
+    million = 1_000_000 / rate if rate else float("inf")
+    return f"{rate:,.0f}/s; 1,000,000 inputs take {million / 60:,.1f} min at this rate"
+
+
+def soak_reader(inputs: int, seconds: float, workdir: Path) -> None:
+    say(f"== reader + rules: coverage-guided fuzzing (atheris), up to {inputs:,} inputs or {seconds:,.0f} s")
+    stats, art = workdir / "reader-stats.json", workdir / "reader-artifacts"
+    cmd = [sys.executable, str(ROOT / "bench" / "fuzz_atheris.py"), "--stats", str(stats), "--artifacts", str(art),
+           f"-runs={inputs}", f"-max_total_time={int(seconds)}", "-max_len=65536", "-timeout=30",
+           "-print_final_stats=1", "-close_fd_mask=1"]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.monotonic() - t0
+    executed = re.search(r"stat::number_of_executed_units:\s*(\d+)", proc.stderr)
+    data = json.loads(stats.read_text()) if stats.exists() else {}
+    n = int(executed.group(1)) if executed else data.get("inputs", 0)
+    crashes = data.get("crashes", 0)
+    saved = sorted(art.glob("crash-*.mlir")) if art.exists() else []
+    libfuzzer_crash = proc.returncode not in (0,) and not executed  # a hang or a crash libFuzzer stopped on
+    say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}")
+    if data.get("bytes") and data.get("inputs"):
+        say(f"   mean input size: {data['bytes'] / data['inputs']:,.0f} bytes; "
+            f"corpus grown by coverage: {_new_units(proc.stderr)} inputs")
+    for kind, count in data.get("crash_kinds", {}).items():
+        say(f"   crash x{count}: {kind}")
+    if saved:
+        say(f"   crashing inputs saved in {art}")
+    if libfuzzer_crash:
+        say("   libFuzzer stopped early: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+    if crashes or libfuzzer_crash:
+        FAILED.append("reader")
+
+
+def _new_units(stderr: str) -> str:
+    m = re.search(r"stat::new_units_added:\s*(\d+)", stderr)
+    return m.group(1) if m else "?"
+
+
+def soak_fixes(inputs: int, seconds: float, seed: int = 1) -> None:
+    import fuzzlib
+
+    say(f"== fixes: mutated real IR that the real parser accepts, up to {inputs:,} inputs or {seconds:,.0f} s")
+    rnd = random.Random(seed)
+    c = fuzzlib.RandomChooser(rnd)
+    fix_sources = fuzzlib.fix_sources()
+    big = fuzzlib.clip_gathers()
+    n = parsed = fixes = 0
+    bad: dict[str, int] = {}
+    t0 = time.monotonic()
+    while n < inputs and time.monotonic() - t0 < seconds:
+        r = rnd.random()
+        if r < 0.8:
+            text = fuzzlib.mutate_valid(c, fix_sources)
+        elif r < 0.97:  # byte-level mutations: mostly rejected by the parser, the rest must fix cleanly
+            text = fuzzlib.mutate(c, fix_sources, rounds=1)
+        else:
+            text = fuzzlib.mutate_valid(c, [big])
+        n += 1
+        try:
+            fig = fuzzlib.check_fixes(text)
+        except Exception as e:  # noqa: BLE001
+            kind = f"{type(e).__name__}: {str(e)[:160]}"
+            if kind not in bad:
+                (Path(tempfile.gettempdir()) / f"mlir-lsp-soak-fix-{len(bad)}.mlir").write_text(text)
+            bad[kind] = bad.get(kind, 0) + 1
+            continue
+        parsed += fig["parsed"]
+        fixes += fig["fixes"]
+    elapsed = time.monotonic() - t0
+    say(f"   inputs: {n:,}   accepted by the parser: {parsed:,}   fixes checked: {fixes:,}   "
+        f"bad fixes: {sum(bad.values())}   time: {elapsed:,.0f} s   rate: {n / elapsed:,.1f} inputs/s")
+    for kind, count in bad.items():
+        say(f"   bad x{count}: {kind}")
+    if bad:
+        FAILED.append("fixes")
+
+
+SECTIONS = ("reader", "fixes", "faults", "files", "load")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--inputs", type=int, default=int(os.environ.get("SOAK_INPUTS", 1_000_000)),
+                    help="reader fuzz inputs (default 1,000,000; env SOAK_INPUTS)")
+    ap.add_argument("--seconds", type=float, default=float(os.environ.get("SOAK_SECONDS", 3600)),
+                    help="time limit of the reader fuzz (default 3600; env SOAK_SECONDS)")
+    ap.add_argument("--fix-inputs", type=int, default=int(os.environ.get("SOAK_FIX_INPUTS", 20000)))
+    ap.add_argument("--fix-seconds", type=float, default=float(os.environ.get("SOAK_FIX_SECONDS", 600)))
+    ap.add_argument("--fault-rounds", type=int, default=int(os.environ.get("SOAK_FAULT_ROUNDS", 20)))
+    ap.add_argument("--load-seconds", type=float, default=float(os.environ.get("SOAK_LOAD_SECONDS", 60)))
+    ap.add_argument("--only", default=os.environ.get("SOAK_ONLY", ",".join(SECTIONS)),
+                    help="comma-separated sections: " + ", ".join(SECTIONS))
+    args = ap.parse_args(argv)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in only if s not in SECTIONS]
+    if unknown:
+        ap.error(f"unknown section(s): {', '.join(unknown)}")
+    say(f"mlir-lsp soak, {time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(prefix="mlir-lsp-soak-") as d:
+        work = Path(d)
+        if "reader" in only:
+            soak_reader(args.inputs, args.seconds, work)
+        if "fixes" in only:
+            soak_fixes(args.fix_inputs, args.fix_seconds)
+        if "faults" in only:
+            import soak_faults
+
+            FAILED.extend(soak_faults.run(args.fault_rounds, say))
+        if "files" in only:
+            import soak_faults
+
+            FAILED.extend(soak_faults.run_files(args.fault_rounds, say))
+        if "load" in only:
+            import load_server
+
+            FAILED.extend(load_server.run(args.load_seconds, say))
+    say("== " + ("FAILED: " + ", ".join(FAILED) if FAILED else "all soak sections passed"))
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""What the server refuses, whatever a client or a workspace's settings ask.
+
+- Programs: the server runs only the IREE compiler (and its own Python for the parser child),
+  always as an argument list, never through a shell. The compiler path setting
+  (`mlirLsp.dispatch.compilerPath`) is taken only when it is an absolute path to an existing
+  file whose name starts with `iree-compile`, and that file is not inside a workspace folder:
+  settings arrive merged from user and workspace (`.vscode/settings.json` of a cloned
+  repository), so a repository cannot make the server run a program it ships. Otherwise the
+  setting is ignored with a warning and the compiler found as without it (beside this package,
+  else on PATH).
+- Paths: a request naming a file (`mlirLsp/dispatchCount`, `mlirLsp/bytecodeToText`) outside
+  every workspace folder is refused with a message naming the path and the folders; with no
+  workspace folder at all (a single file opened) nothing is refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+COMPILER_PREFIX = "iree-compile"
+
+
+def compiler_path_problem(ls, value) -> str | None:
+    """Why a compilerPath setting is refused, or None when it may be used (or is unset)."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        return f"dispatch.compilerPath must be a string, not {type(value).__name__}"
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        return f"dispatch.compilerPath must be an absolute path ({value!r} is not)"
+    if not os.path.basename(path).startswith(COMPILER_PREFIX):
+        return f"dispatch.compilerPath must name an {COMPILER_PREFIX} binary, not {os.path.basename(path)!r}"
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        return f"dispatch.compilerPath {value!r}: no such file"
+    for root in _roots(ls):
+        if real == root or real.startswith(root + os.sep) or path.startswith(root + os.sep):
+            return (f"dispatch.compilerPath {value!r} is inside the workspace folder {root}; a workspace cannot "
+                    "bring its own compiler (set it in the user settings to a compiler outside the workspace)")
+    return None
+
+
+def vet_settings(ls, opts: dict) -> dict:
+    """`opts` without the settings the server refuses (each refusal is said once, as a warning)."""
+    d = opts.get("dispatch") if isinstance(opts, dict) else None
+    if not isinstance(d, dict) or "compilerPath" not in d:
+        return opts
+    problem = compiler_path_problem(ls, d["compilerPath"])
+    if problem is None:
+        return opts
+    ls.warn(f"{problem}; setting ignored")
+    d = {k: v for k, v in d.items() if k != "compilerPath"}
+    return {**opts, "dispatch": d}
+
+
+def refuse_path(ls, uri) -> str | None:
+    """Why a request's document URI is refused (a file outside the workspace folders), or None."""
+    if not isinstance(uri, str) or not uri.startswith("file:"):
+        return None  # untitled: and other schemes name no file on disk
+    from .documents import uri_path
+    from .workspace_feature import outside_workspace
+
+    path = uri_path(uri)
+    if path is None:
+        return f"not a file URI: {uri}"
+    return outside_workspace(ls, path)
+
+
+def _roots(ls) -> list[str]:
+    from .workspace_feature import roots
+
+    try:
+        return roots(ls)
+    except Exception:  # noqa: BLE001 - before initialize there is no workspace
+        return []
