@@ -55,6 +55,8 @@ class Piece:
     clean: bool = False
     outline: list[Outline] | None = None  # top-level ops, computed on first request
     fixes_ready: bool = False  # fixes are attached on first request (code action, hover)
+    # A front end's cache of its rendering of the findings, with the first line it was made for.
+    rendered: tuple[int, object] | None = None
     _lines: LineIndex | None = None
 
     @property

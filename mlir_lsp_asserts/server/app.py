@@ -14,6 +14,10 @@ not by pygls's workspace, whose per-change rebuild of the whole text costs 300 m
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import inspect
+import json
 import logging
 import os
 import threading
@@ -25,7 +29,7 @@ from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
 from ..config import ConfigError, Settings, settings_from_mapping
-from .convert import diagnostic, plain_diagnostic
+from .convert import diagnostic_json, plain_diagnostic
 from .documents import OpenDocument, Snapshot
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,17 @@ class MlirLspProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
+    def send_notification_json(self, method: str, params_json: str) -> None:
+        """Send a notification whose params are already JSON text (see `MlirLspServer.publish`)."""
+        if self.writer is None:
+            return
+        body = f'{{"jsonrpc": "2.0", "method": "{method}", "params": {params_json}}}'
+        data = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n{body}"
+        res = self.writer.write(data.encode(self.CHARSET))
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
+
+
 class MlirLspServer(LanguageServer):
     def __init__(self):
         super().__init__("mlir-lsp", __version__, protocol_cls=MlirLspProtocol,
@@ -76,30 +91,55 @@ class MlirLspServer(LanguageServer):
             doc = self.documents.get(uri)
             return doc.snapshot() if doc is not None else None
 
+    def snapshot_parts(self, uri: str) -> tuple[int | None, list[str]] | None:
+        """(version, the text as a list of pieces): a consistent view without joining them."""
+        with self.lock:
+            doc = self.documents.get(uri)
+            return (doc.version, doc.parts()) if doc is not None else None
+
     def document_text(self, uri: str) -> tuple[int | None, str] | None:
         s = self.snapshot(uri)
         return (s.version, s.source) if s else None
 
     # -- diagnostics ---------------------------------------------------------------------------
     def diagnostics(self, uri: str) -> tuple[int | None, list[types.Diagnostic]]:
+        """The document's version and all its diagnostics, as LSP objects (pull requests)."""
         doc = self.documents.get(uri)
         if doc is None:
             return None, []
+        params = json.loads(self._publish_json(doc))
+        conv = self.protocol._converter
+        return doc.version, [conv.structure(d, types.Diagnostic) for d in params["diagnostics"]]
+
+    def _other_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
+        return (self.parser_diagnostics.for_version(doc.uri, doc.version)
+                + dispatch_feature.torch_diagnostics(self, dispatch_state, doc.uri, doc.version))
+
+    def _publish_json(self, doc: OpenDocument) -> str:
+        """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
+        it starts at, so an edit re-renders only the pieces it changed or moved."""
         live = doc.live
-        diags = []
-        if doc.error:
-            diags.append(plain_diagnostic(doc.error))
-        for n, (_i, line0, f) in enumerate(live.findings()):
-            if n == MAX_PUBLISHED:
-                diags.append(plain_diagnostic(
-                    f"mlir-lsp: {live.finding_count() - MAX_PUBLISHED} more findings not shown "
+        conv = self.protocol._converter
+        parts = [json.dumps(conv.unstructure(plain_diagnostic(doc.error)))] if doc.error else []
+        shown = 0
+        for i, p in enumerate(live.pieces):
+            if p.result is None or not p.result.findings:
+                continue
+            line0 = live.line0(i)
+            if p.rendered is None or p.rendered[0] != line0:
+                p.rendered = (line0, ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0))
+                                               for f in p.result.findings))
+            parts.append(p.rendered[1])
+            shown += len(p.result.findings)
+            if shown >= MAX_PUBLISHED and live.finding_count() > shown:
+                parts.append(json.dumps(conv.unstructure(plain_diagnostic(
+                    f"mlir-lsp: {live.finding_count() - shown} more findings not shown "
                     "(run `mlir-lsp --check --statistics` for all of them)",
-                    types.DiagnosticSeverity.Information, line=line0 + f.span.start_pos.line))
+                    types.DiagnosticSeverity.Information, line=line0))))
                 break
-            diags.append(diagnostic(uri, f, line0))
-        diags.extend(self.parser_diagnostics.for_version(uri, doc.version))
-        diags.extend(dispatch_feature.torch_diagnostics(self, dispatch_state, uri, doc.version))
-        return doc.version, diags
+        parts.extend(json.dumps(conv.unstructure(d)) for d in self._other_diagnostics(doc))
+        version = "null" if doc.version is None else str(int(doc.version))
+        return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{", ".join(x for x in parts if x)}]}}'
 
     def publish_threadsafe(self, uri: str) -> None:
         if self.event_loop is not None:
@@ -116,9 +156,7 @@ class MlirLspServer(LanguageServer):
             if refresh_pull and ws and ws.diagnostics and ws.diagnostics.refresh_support:
                 self.workspace_diagnostic_refresh(None)
             return
-        version, diags = self.diagnostics(uri)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diags))
+        self.protocol.send_notification_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, self._publish_json(self.documents[uri]))
 
     def warn(self, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"mlir-lsp: {message}"))
@@ -229,11 +267,22 @@ def _exit_with_client(pid: int) -> None:
 
 
 # -- document sync ------------------------------------------------------------------------------
+def _settle(doc: OpenDocument, rebuilds_before: int) -> None:
+    """After a large document was read in whole: collect the read's garbage, then move what is
+    left out of the collector's way (gc.freeze), so later collections do not walk it and no
+    keystroke pays a 100 ms full collection. Unfrozen first, so old documents can be freed."""
+    if len(doc.live.pieces) > 1 and doc.live.rebuilds != rebuilds_before:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: MlirLspServer, params: types.DidOpenTextDocumentParams):
     td = params.text_document
     with ls.lock:
-        ls.documents[td.uri] = OpenDocument(td.uri, td.version, td.text, ls.settings)
+        ls.documents[td.uri] = doc = OpenDocument(td.uri, td.version, td.text, ls.settings)
+    _settle(doc, 0)
     workspace_feature.opened(ls, td.uri)
     ls.publish(td.uri)
     dispatch_feature.schedule(ls, dispatch_state, td.uri, "open")
@@ -247,8 +296,10 @@ def did_change(ls: MlirLspServer, params: types.DidChangeTextDocumentParams):
     if doc is None:
         log.warning("didChange for a document that is not open: %s", uri)
         return
+    before = doc.live.rebuilds
     with ls.lock:
         doc.change(params.content_changes, params.text_document.version)
+    _settle(doc, before)
     ls.publish(uri)
     dispatch_feature.schedule(ls, dispatch_state, uri, "change")
     ls.parser_diagnostics.schedule(ls, uri)

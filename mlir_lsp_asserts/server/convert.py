@@ -46,6 +46,27 @@ def diagnostic(uri: str, f: Finding, line0: int = 0) -> types.Diagnostic:
     )
 
 
+def _pos_json(p, line0: int) -> dict:
+    return {"line": p.line + line0, "character": p.character}
+
+
+def _range_json(span: Span, line0: int) -> dict:
+    return {"start": _pos_json(span.start_pos, line0), "end": _pos_json(span.end_pos, line0)}
+
+
+def diagnostic_json(uri: str, f: Finding, line0: int = 0) -> dict:
+    """`diagnostic(...)` as the JSON the protocol sends, built directly (a publish of hundreds
+    of findings through attrs and cattrs costs ~15 ms; this costs well under one)."""
+    d = {"range": _range_json(f.span, line0), "message": f.message, "severity": int(SEVERITY[f.severity]),
+         "code": f.code, "source": "mlir-lsp"}
+    if f.doc_url:
+        d["codeDescription"] = {"href": f.doc_url}
+    if f.related:
+        d["relatedInformation"] = [{"location": {"uri": uri, "range": _range_json(r.span, line0)}, "message": r.message}
+                                   for r in f.related]
+    return d
+
+
 def plain_diagnostic(message: str, severity=types.DiagnosticSeverity.Error, line: int = 0,
                      source: str = "mlir-lsp") -> types.Diagnostic:
     at = types.Position(line, 0)

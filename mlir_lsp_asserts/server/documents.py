@@ -60,6 +60,9 @@ class OpenDocument:
                                        ch.text)
         self.live.version = version
 
+    def parts(self) -> list[str]:
+        return [self.raw] if self.error else [p.text for p in self.live.pieces]
+
     def snapshot(self) -> Snapshot:
         return Snapshot(self.uri, self.version, self.raw if self.error else self.live.text)
 

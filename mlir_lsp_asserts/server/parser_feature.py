@@ -80,23 +80,29 @@ class ParserDiagnostics:
             t.start()
 
     def _run(self, ls, uri: str) -> None:
-        snap = ls.snapshot(uri)
-        if snap is None or len(snap.source) > MAX_CHARS:
+        got = ls.snapshot_parts(uri)
+        if got is None:
             return
-        if len(snap.source) <= IN_PROCESS_CHARS:
-            diags = real_diagnostics(snap.source)
+        version, parts = got
+        size = sum(map(len, parts))
+        if size > MAX_CHARS:
+            return
+        if size <= IN_PROCESS_CHARS:
+            diags = real_diagnostics("".join(parts))
         else:
-            diags = self._in_child(uri, snap.source)
+            diags = self._in_child(uri, parts)
             if diags is None:
-                return  # killed by a newer edit, or the child failed (logged)
+                return  # killed by a newer edit, or the child failed
         current = ls.document(uri)
-        if current is None or current.version != snap.version:
+        if current is None or current.version != version:
             return  # edited meanwhile: a newer run is scheduled
         with self.lock:
-            self.results[uri] = (snap.version, diags)
+            self.results[uri] = (version, diags)
         ls.publish_threadsafe(uri)
 
-    def _in_child(self, uri: str, text: str) -> list[types.Diagnostic] | None:
+    def _in_child(self, uri: str, parts: list[str]) -> list[types.Diagnostic] | None:
+        """The real parser in a child, fed the document's pieces one by one (no joined copy of
+        a 50 MB text in the server); killed by a newer edit or after WORKER_TIMEOUT."""
         import json
         import subprocess
         import sys
@@ -106,13 +112,21 @@ class ParserDiagnostics:
                                 start_new_session=True)
         with self.lock:
             self.children[uri] = proc
+        timer = threading.Timer(WORKER_TIMEOUT, proc.kill)
+        timer.daemon = True
+        timer.start()
         try:
-            out, _ = proc.communicate(text.encode("utf-8", "surrogatepass"), timeout=WORKER_TIMEOUT)
-        except (subprocess.TimeoutExpired, OSError):
+            for part in parts:
+                proc.stdin.write(part.encode("utf-8", "surrogatepass"))
+            proc.stdin.close()
+            out = proc.stdout.read()
+            proc.wait()
+        except OSError:  # killed while we wrote: a newer edit
             proc.kill()
             proc.wait()
             return None
         finally:
+            timer.cancel()
             with self.lock:
                 if self.children.get(uri) is proc:
                     del self.children[uri]
