@@ -41,24 +41,105 @@ def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(path, pat) or fnmatch.fnmatch(os.path.basename(path), pat) for pat in exclude)
 
 
+TMP_SUFFIX = ".mlir-lsp.tmp"
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same folder and a rename.
 
     The file keeps its mode; a crash at any point leaves either the old or the new content.
+    On Linux the data goes into an unnamed file (O_TMPFILE), which gets a name only once it is
+    complete and synced, just before the rename: a process killed while writing leaves nothing
+    behind. The one file a kill can leave (between that link and the rename, or on systems
+    without O_TMPFILE) is named `.NAME.PID.*.mlir-lsp.tmp`; the next write of the same file
+    removes such leftovers of processes that are gone.
     """
     target = Path(path)
     st = target.stat()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mlir-lsp.tmp", dir=target.parent)
+    _remove_stale_temps(target)
+    mode = st.st_mode & 0o7777
+    fd = _unnamed_file(target.parent, mode)
+    if fd is not None:
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            tmp = str(target.parent / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{TMP_SUFFIX}")
+            _link_unnamed(fd, tmp)
+        finally:
+            os.close(fd)
+    else:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TMP_SUFFIX, dir=target.parent)
+        try:
+            _write_all(fd, data)
+        except BaseException:
+            os.close(fd)
+            _unlink_quietly(tmp)
+            raise
+        os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, st.st_mode & 0o7777)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
+
+
+def _unnamed_file(folder: Path, mode: int) -> int | None:
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY, mode)
+    except OSError:  # a file system without O_TMPFILE support
+        return None
+
+
+def _link_unnamed(fd: int, name: str) -> None:
+    """Give the O_TMPFILE file a name: linkat(/proc/self/fd/N, AT_SYMLINK_FOLLOW). Through a
+    dir fd, because os.link without one calls link(2), which links the /proc symlink itself."""
+    procfd = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(str(fd), name, src_dir_fd=procfd, follow_symlinks=True)
+    finally:
+        os.close(procfd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+    os.fsync(fd)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Leftover temporary files of `target` whose writing process no longer runs."""
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(TMP_SUFFIX)]
+    except OSError:
+        return
+    for n in names:
+        pid = n[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        _unlink_quietly(str(target.parent / n))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
