@@ -24,6 +24,9 @@ def add_arguments(p) -> None:
     d.add_argument("--what-if-mode", choices=("strip", "assume"), default=None,
                    help="fix used by --what-if: strip (default) or assume (implies --what-if)")
     d.add_argument("--stream", action="store_true", help="also report the stream-level dispatch-count")
+    d.add_argument("--attribution", action="store_true",
+                   help="compile with --mlir-print-debuginfo and report which source ops end up in which dispatch, "
+                        "and (with --what-if) which dispatches exist only because of asserts")
     d.add_argument("--compiler", default=None, help="path of iree-compile")
     d.add_argument("--timeout", type=float, default=900.0, help="seconds before a compile is stopped")
     d.add_argument("--max-dispatches", type=int, default=None, help="exit 1 when a count is above N")
@@ -86,11 +89,15 @@ def run_dispatch_count(args) -> int:
     for path in args.paths:
         try:
             with open(path, "rb") as f:
-                text = decode(f.read()).text
+                src = decode(f.read())
+            text = src.text
             with _Spinner(path, interactive):
                 mode = args.what_if_mode or ("strip" if args.what_if else None)
-                pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream)
+                pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream,
+                             attribution=args.attribution, input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
+            for line in compile_error_lines(path, getattr(e, "diagnostics", [])):
+                print(line, file=sys.stderr)
             msg = getattr(e, "strerror", None) or str(e)
             print(f"mlir-lsp: error: {path}: {msg}", file=sys.stderr)
             errors += 1
@@ -129,6 +136,8 @@ def run_dispatch_count(args) -> int:
             if len(r.per_function) > 1 and not args.quiet:
                 for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
                     print(f"    {v:>6}  {k}")
+            for extra in attribution_lines(r):
+                print(extra)
     if args.update_baseline and args.baseline:
         try:
             counts = load_baseline(args.baseline)
@@ -141,6 +150,40 @@ def run_dispatch_count(args) -> int:
     if errors:
         return 2
     return 1 if failed else 0
+
+
+def compile_error_lines(path: str, diagnostics: list[dict], limit: int = 20) -> list[str]:
+    """The compiler's errors at the user's lines, `path:line:col: error: msg` (notes below)."""
+    out = []
+    for d in diagnostics[:limit]:
+        where = f"{path}:{d['line']}:{d['column']}" if d["line"] else path
+        out.append(f"{where}: {d['severity']}: {d['message']} (iree-compile)")
+        for n in d.get("notes", [])[:5]:
+            nwhere = f"{path}:{n['line']}:{n['column']}" if n["line"] else path
+            out.append(f"{nwhere}: note: {n['message']}")
+    if len(diagnostics) > limit:
+        out.append(f"{path}: ... {len(diagnostics) - limit} more iree-compile diagnostics not shown")
+    return out
+
+
+def attribution_lines(r, limit: int = 10) -> list[str]:
+    """The concise summary of attribution: one line, then the dispatches asserts alone cause."""
+    if not r.attribution:
+        return []
+    ds = r.attribution["dispatches"]
+    traced = sum(1 for d in ds if d["sources"])
+    line = f"    attribution: {traced} of {len(ds)} dispatches traced to {r.attribution['source_ops']} source ops"
+    extra = (r.what_if or {}).get("only_because_of_asserts")
+    if extra is not None:
+        line += f"; {len(extra)} only because of asserts"
+    out = [line]
+    for d in (extra or [])[:limit]:
+        loc = d["location"]
+        where = f"{r.path}:{loc['line']}:{loc['column']}: `{loc['op']}`" if loc else r.path
+        out.append(f"    {where} -> {d['name']} ({d['function']}) exists only because of asserts")
+    if extra and len(extra) > limit:
+        out.append(f"    ... {len(extra) - limit} more")
+    return out
 
 
 def _user_profiles(args) -> dict[str, list[str]]:

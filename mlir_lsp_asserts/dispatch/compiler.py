@@ -21,7 +21,12 @@ from pathlib import Path
 
 
 class CompilerError(Exception):
-    """A run that gave no count; the message says what went wrong, in one or two lines."""
+    """A run that gave no count; the message says what went wrong, in one or two lines.
+    `diagnostics`: the compiler's own errors at the user's lines (see `parse_diagnostics`)."""
+
+    def __init__(self, message: str, diagnostics: list[dict] | None = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics or []
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,12 @@ def find_compiler(setting: str | None = None) -> Compiler:
 
 @functools.lru_cache(maxsize=16)
 def compiler_version(path: str) -> str:
+    """The version `--version` reports, cached per binary in memory and on disk (a `--version`
+    run costs ~0.2 s, a fixed cost of every CLI preview otherwise)."""
+    cache = _binary_cache_file(path, "version")
+    cached = _read_cache(cache)
+    if isinstance(cached, str):
+        return cached
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -59,7 +70,29 @@ def compiler_version(path: str) -> str:
     m = re.search(r"compiler version (\S+)", out.stdout)
     if out.returncode != 0 or m is None:
         raise CompilerError(f"{path} --version did not report a version (exit {out.returncode})")
+    _write_cache(cache, m.group(1))
     return m.group(1)
+
+
+def _read_cache(cache: Path | None):
+    if cache is None:
+        return None
+    try:
+        return json.loads(cache.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_cache(cache: Path | None, data) -> None:
+    if cache is None:
+        return
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
 
 
 @functools.lru_cache(maxsize=16)
@@ -67,24 +100,16 @@ def known_flags(path: str) -> frozenset[str]:
     """Every flag name (without `--`) of `--help-list-hidden`, cached per compiler binary
     (in memory, and on disk keyed by the binary's path, size and mtime)."""
     cache = _binary_cache_file(path, "flags")
-    if cache is not None:
-        try:
-            return frozenset(json.loads(cache.read_text()))
-        except (OSError, ValueError):
-            pass
+    cached = _read_cache(cache)
+    if isinstance(cached, list):
+        return frozenset(cached)
     try:
         out = subprocess.run([path, "--help-list-hidden"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CompilerError(f"{path} --help-list-hidden failed: {e}") from None
     flags = frozenset(re.findall(r"^\s+--([\w.\-]+)", out.stdout, re.M))
-    if cache is not None and out.returncode == 0 and flags:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(sorted(flags)))
-            os.replace(tmp, cache)
-        except OSError:
-            pass
+    if out.returncode == 0 and flags:
+        _write_cache(cache, sorted(flags))
     return flags
 
 
@@ -146,13 +171,21 @@ class Run:
 
         t = threading.Thread(target=drain, daemon=True)
         t.start()
-        try:
-            code = self._proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
+        # A timer kills the group at the timeout, so the wait below blocks in waitpid():
+        # `Popen.wait(timeout=...)` polls with sleeps of up to 50 ms after the compile ends.
+        timed_out = threading.Event()
+
+        def expire():
+            timed_out.set()
             self._kill()
-            self._proc.wait()
-            raise CompilerError(f"iree-compile took longer than the {self.timeout:g} s timeout and was stopped") from None
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            code = self._proc.wait()
         finally:
+            timer.cancel()
             t.join(timeout=5)
             self._kill()
         err = b"".join(chunks).decode("utf-8", "replace")
@@ -160,8 +193,13 @@ class Run:
             err += f"\n... ({size - max_stderr} more bytes of output not shown)"
         if self._cancelled.is_set():
             raise CompilerError("cancelled")
+        if timed_out.is_set():
+            raise CompilerError(f"iree-compile took longer than the {self.timeout:g} s timeout and was stopped")
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            if -code in (signal.SIGKILL, signal.SIGTERM):
+                raise CompilerError(f"iree-compile was killed ({name}) by something outside mlir-lsp "
+                                    "(out of memory?); no count")
             raise CompilerError(f"iree-compile crashed ({name})" + (f": {_first_error(err)}" if err.strip() else ""))
         return code, err
 
@@ -174,9 +212,27 @@ def _first_error(err: str) -> str:
     return (lines[0].strip()[:500] if lines else "")
 
 
-ERROR_LINE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
+DIAG_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                       r"(?P<sev>error|warning|note|remark): (?P<msg>.*)$", re.M)
 
 
-def parse_errors(stderr: str) -> list[tuple[str, int, int, str]]:
-    """`file:line:col: error: msg` lines of a compiler run."""
-    return [(m["file"], int(m["line"]), int(m["col"]), m["msg"]) for m in ERROR_LINE.finditer(stderr)]
+def parse_diagnostics(stderr: str, files: dict[str, object]) -> list[dict]:
+    """The compiler's `file:line:col: error: msg` diagnostics, each note attached to the error or
+    warning before it. `files` maps the input files' names to a function that turns their line
+    numbers into the user's (None: as they are); diagnostics at other places keep no line."""
+    out: list[dict] = []
+    for m in DIAG_LINE.finditer(stderr):
+        fname, sev = m["file"], m["sev"]
+        line = col = None
+        if fname in files:
+            mapper = files[fname]
+            line, col = int(m["line"]), int(m["col"] or 1)
+            if mapper is not None:
+                line = mapper(line)
+        d = {"line": line, "column": col, "severity": sev, "message": m["msg"].strip(), "notes": []}
+        if sev == "note" and out:
+            out[-1]["notes"].append(d)
+            del d["notes"]
+        else:
+            out.append(d)
+    return out

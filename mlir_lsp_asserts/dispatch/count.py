@@ -14,13 +14,15 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..syntax.document import parse
-from .compiler import Compiler, CompilerError, Run, _first_error, cache_root, known_flags, parse_errors
+from .attribution import LineMap, describe, dispatch_sites, only_because_of_asserts
+from .compiler import Compiler, CompilerError, Run, _first_error, cache_root, known_flags, parse_diagnostics
 from .flags import FlagReport, translate
 
 SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
@@ -32,6 +34,8 @@ class Counts:
     per_function: dict[str, int]
     stream_dispatches: int | None = None
     seconds: float = 0.0
+    dispatches: list[dict] | None = None  # with attribution: see attribution.dispatch_sites
+    ir: str | None = None  # the dispatch-creation output in the cache, when kept
 
 
 @dataclass
@@ -47,6 +51,7 @@ class Preview:
     assert_sources: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    attribution: dict | None = None  # {"dispatches": [{name, function, location, sources}], "source_ops"}
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -56,13 +61,21 @@ OP_NAME_BEFORE = re.compile(r"(?:=|^)[ \t]*\Z", re.M)
 
 
 def count_flow(text: str) -> tuple[int, dict[str, int]]:
-    """Workgroups ops in dispatch-creation output, total and per function/initializer.
+    """Workgroups ops in dispatch-creation output, total and per function/initializer."""
+    per: dict[str, int] = {}
+    for key, _pos in workgroups_ops(text):
+        per[key] = per.get(key, 0) + 1
+    return sum(per.values()), per
+
+
+def workgroups_ops(text: str) -> list[tuple[str, int]]:
+    """(function or `util.initializer#N`, offset) of every workgroups op of compiler output.
 
     Compiler output has one op per match where the name stands after `=` (or alone at the
     start of a line), so this needs the top-level structure only, not every function read.
     """
     parsed = parse(text)
-    per: dict[str, int] = {}
+    out: list[tuple[str, int]] = []
     initializers = 0
     names: dict[int, str] = {}
     literal = "flow.dispatch.workgroups"
@@ -85,9 +98,9 @@ def count_flow(text: str) -> tuple[int, dict[str, int]]:
                         m = SYMBOL.search(text, top.name_start, min(top.end, top.name_start + 2000))
                         key = "@" + m.group(1) if m else top.full_name
                     names[id(top)] = key
-                per[key] = per.get(key, 0) + 1
+                out.append((key, pos))
         pos = text.find(literal, pos + 1)
-    return sum(per.values()), per
+    return out
 
 
 def is_torch_input(text: str) -> bool:
@@ -106,12 +119,14 @@ class DispatchCounter:
         self.timeout = timeout
         self.disk_cache = disk_cache
         self._memory: dict[str, dict] = {}
+        self._last_ir: dict[str, str] = {}  # without a disk cache: the last outputs, by key
         self.runs: list[Run] = []
 
     def sibling(self) -> DispatchCounter:
         """A counter with the same compiler and cache but its own runs (cancelled on their own)."""
         other = DispatchCounter(self.compiler, self.timeout, self.disk_cache)
         other._memory = self._memory
+        other._last_ir = self._last_ir
         return other
 
     def prepare_flags(self, flags: list[str]) -> FlagReport:
@@ -154,7 +169,7 @@ class DispatchCounter:
         for r in list(self.runs):
             r.cancel()
 
-    def _run(self, argv: list[str]) -> str:
+    def _run(self, argv: list[str], files: dict | None = None) -> str:
         run = Run(argv, self.timeout)
         self.runs.append(run)
         try:
@@ -162,44 +177,105 @@ class DispatchCounter:
         finally:
             self.runs.remove(run)
         if code != 0:
-            errors = parse_errors(err)
-            where = f" at line {errors[0][1]}" if errors else ""
-            msg = errors[0][3] if errors else _first_error(err) or "no message"
-            raise CompilerError(f"iree-compile failed (exit {code}){where}: {msg}")
+            diags = parse_diagnostics(err, files or {})
+            first = next((d for d in diags if d["severity"] == "error"), None)
+            where = f" at line {first['line']}" if first and first["line"] else ""
+            msg = first["message"] if first else _first_error(err) or "no message"
+            raise CompilerError(f"iree-compile failed (exit {code}){where}: {msg}", diags)
         return err
 
-    def count(self, text: str, flags: list[str], *, stream: bool = False, compile_from: str | None = None) -> Counts:
-        kind = f"count:{compile_from or ''}:{int(stream)}"
+    def _lookup(self, kind: str, flags: list[str], text: str, attribution: bool) -> tuple[str, dict | None]:
+        """(key to store under, cached data): a compile with debug info serves plain requests too."""
+        key_attr = self._key(kind + ":attr", flags, text)
+        if attribution:
+            return key_attr, self._cached(key_attr)
         key = self._key(kind, flags, text)
         hit = self._cached(key)
-        if hit is not None:
+        return key, hit if hit is not None else self._cached(key_attr)
+
+    def count(self, text: str, flags: list[str], *, stream: bool = False, compile_from: str | None = None,
+              attribution: bool = False, input_path: str | None = None, files: tuple[str, ...] = (),
+              line_map=None, need_ir: bool = False) -> Counts:
+        """Counts of `text`. `input_path`: a file holding exactly `text` (compiled in place, no copy);
+        `attribution`: compile with debug info and keep each dispatch's source locations (in `text`
+        and `files`); `line_map`: turns lines of `text` into the user's (for compiler errors)."""
+        kind = f"count:{compile_from or ''}:{int(stream)}"
+        key, hit = self._lookup(kind, flags, text, attribution)
+        if hit is not None and (not need_ir or key in self._last_ir or hit.get("ir") and os.path.exists(hit["ir"])):
             return Counts(**{**hit, "seconds": 0.0})
         t0 = time.monotonic()
-        with _workdir(text) as (tmp, src):
-            out = os.path.join(tmp, "dispatch-creation.mlir")
+        with _workdir(text, input_path) as (tmp, src):
             pre = [f"--compile-from={compile_from}"] if compile_from else []
-            self._run([self.compiler.path, src, *pre, *flags, "--compile-to=dispatch-creation", "-o", out])
-            with open(out, encoding="utf-8", errors="replace") as f:
-                total, per = count_flow(f.read())
+            dbg = ["--mlir-print-debuginfo"] if attribution else []
+            known = {src: line_map, **{f: None for f in files}}
+            out, final = self._ir_target(tmp, key)
+            try:
+                self._run([self.compiler.path, src, *pre, *flags, *dbg, "--compile-to=dispatch-creation", "-o", out],
+                          known)
+                with open(out, encoding="utf-8", errors="replace") as f:
+                    ir = f.read()
+                if final is not None:
+                    os.replace(out, final)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(out)
+                raise
+            ops = workgroups_ops(ir)
+            per: dict[str, int] = {}
+            for k, _pos in ops:
+                per[k] = per.get(k, 0) + 1
+            sites = dispatch_sites(ir, ops, set(known)) if attribution else None
             stream_count = None
             if stream:
                 stats = os.path.join(tmp, "stats.json")
                 self._run([self.compiler.path, src, *pre, *flags, "--compile-to=stream", "-o", os.devnull,
                            "--iree-scheduling-dump-statistics-format=json",
-                           f"--iree-scheduling-dump-statistics-file={stats}"])
+                           f"--iree-scheduling-dump-statistics-file={stats}"], known)
                 stream_count = _stream_dispatches(stats)
-        counts = Counts(total, per, stream_count, time.monotonic() - t0)
+        if final is None:
+            self._last_ir[key] = ir
+            while len(self._last_ir) > 2:
+                self._last_ir.pop(next(iter(self._last_ir)))
+        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites, str(final) if final is not None else None)
         self._store(key, {k: v for k, v in asdict(counts).items() if k != "seconds"})
+        if final is not None:
+            _prune(final.parent, IR_FILES_KEPT)
         return counts
 
-    def lower_to_input(self, text: str, flags: list[str]) -> str:
+    def _ir_target(self, tmp: str, key: str) -> tuple[str, Path | None]:
+        """Where the compiler writes its output: into the cache (kept for `dispatch_ir`) when
+        there is a disk cache, else the private folder."""
+        if self.disk_cache:
+            d = _cache_dir() / "ir"
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+                return str(d / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"), d / f"{key}.mlir"
+            except OSError:
+                pass
+        return os.path.join(tmp, "dispatch-creation.mlir"), None
+
+    def dispatch_ir(self, text: str, flags: list[str], *, attribution: bool = False,
+                    input_path: str | None = None) -> tuple[str, str | None]:
+        """The `--compile-to=dispatch-creation` output of `text` and its file in the cache (or
+        None): from the cache when the count is cached, else compiled now."""
+        c = self.count(text, flags, attribution=attribution, input_path=input_path, need_ir=True)
+        if c.ir and os.path.exists(c.ir):
+            with contextlib.suppress(OSError):
+                os.utime(c.ir)  # recently used: kept by the pruning
+            with open(c.ir, encoding="utf-8", errors="replace") as f:
+                return f.read(), c.ir
+        key, _hit = self._lookup("count::0", flags, text, attribution)
+        return self._last_ir.get(key, ""), None
+
+    def lower_to_input(self, text: str, flags: list[str], input_path: str | None = None) -> str:
         key = self._key("lower-input", flags, text)
         hit = self._cached(key)
         if hit is not None:
             return hit["text"]
-        with _workdir(text) as (tmp, src):
+        with _workdir(text, input_path) as (tmp, src):
             out = os.path.join(tmp, "lowered.mlir")
-            self._run([self.compiler.path, src, *flags, "--compile-to=input", "--mlir-print-debuginfo", "-o", out])
+            self._run([self.compiler.path, src, *flags, "--compile-to=input", "--mlir-print-debuginfo", "-o", out],
+                      {src: None})
             with open(out, encoding="utf-8", errors="replace") as f:
                 lowered = f.read()
         self._store(key, {"text": lowered, "input": src})
@@ -210,14 +286,31 @@ class DispatchCounter:
         return hit.get("input") if hit else None
 
 
+IR_FILES_KEPT = 24
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Keep the `keep` most recently used outputs of the cache's ir/ folder."""
+    try:
+        files = sorted(folder.glob("*.mlir"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for p in files[keep:]:
+        with contextlib.suppress(OSError):
+            p.unlink()
+
+
 @contextlib.contextmanager
-def _workdir(text: str):
-    """A private temporary folder holding `text` as input.mlir; removed afterwards."""
+def _workdir(text: str, input_path: str | None = None):
+    """A private temporary folder, and the input: `input_path` when given (a file that holds
+    exactly `text`), else `text` written as input.mlir there; removed afterwards."""
     tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
     try:
-        src = os.path.join(tmp, "input.mlir")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(text)
+        src = input_path
+        if src is None:
+            src = os.path.join(tmp, "input.mlir")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(text)
         yield tmp, src
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -233,18 +326,22 @@ def _stream_dispatches(path: str) -> int | None:
     return agg.get("execution", {}).get("dispatch-count")
 
 
-def fixed_text(text: str, mode: str) -> tuple[str, int]:
+def fixed_text(text: str, mode: str) -> tuple[str, int, list]:
+    """The text with all safe fixes applied, how many asserts they fix, and their edits."""
     from ..check import check_text
     from ..fixes import fix_text
 
     result = check_text(text)
     fo = fix_text(result, mode, unsafe=False)
-    return fo.text, fo.fixed
+    return fo.text, fo.fixed, fo.edits
 
 
 def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags: list[str], *,
-            what_if: str | None = None, stream: bool = False, parallel: bool = True) -> Preview:
-    """The counts for `text`, and with `what_if` ("strip"/"assume") the count with fixes applied."""
+            what_if: str | None = None, stream: bool = False, parallel: bool = True,
+            attribution: bool = False, input_path: str | None = None) -> Preview:
+    """The counts for `text`, and with `what_if` ("strip"/"assume") the count with fixes applied.
+    `attribution`: also which source ops end up in which dispatch, and (with `what_if`) which
+    dispatches exist only because of asserts. `input_path`: a file that holds exactly `text`."""
     t0 = time.monotonic()
     rep = counter.prepare_flags(flags)
     fl = rep.flags
@@ -252,24 +349,41 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     is_torch = is_torch_input(text)
 
     def base():
-        return counter.count(text, fl, stream=stream)
+        return counter.count(text, fl, stream=stream, attribution=attribution, input_path=input_path)
 
     sources: list[dict] = []
+    removed: set[int] = set()
+    remap = []
 
     def alt():
         if is_torch:
-            lowered = counter.lower_to_input(text, fl)
-            sources.extend(trace_asserts(lowered, text, counter.lowered_input_name(text, fl)))
-            fixed, n = fixed_text(lowered, what_if)
+            lowered = counter.lower_to_input(text, fl, input_path=input_path)
+            name = counter.lowered_input_name(text, fl)
+            sources.extend(trace_asserts(lowered, text, name))
+            fixed, n, _edits = fixed_text(lowered, what_if)
             notes.append(f"torch input: lowered with --compile-to=input, {n} asserts fixed, compiled from there")
-            return counter.count(fixed, fl, stream=stream, compile_from="input"), n
-        fixed, n = fixed_text(text, what_if)
-        return counter.count(fixed, fl, stream=stream), n
+            return counter.count(fixed, fl, stream=stream, compile_from="input", attribution=attribution,
+                                 files=(name,) if name else ()), n
+        fixed, n, edits = fixed_text(text, what_if)
+        line_map = LineMap(text, edits)
+        removed.update(line_map.removed)
+        remap.append(line_map)
+        return counter.count(fixed, fl, stream=stream, attribution=attribution, line_map=line_map), n
 
+    def alt_labelled():
+        try:
+            return alt()
+        except CompilerError as e:
+            if str(e) == "cancelled":
+                raise
+            done = "stripped" if what_if == "strip" else "rewritten to util.assume.int"
+            raise CompilerError(f"what-if compile (asserts {done}): {e}", e.diagnostics) from None
+
+    attr = None
     if what_if:
         workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            fb, fa = pool.submit(base), pool.submit(alt)
+            fb, fa = pool.submit(base), pool.submit(alt_labelled)
             try:
                 b = fb.result()
                 a, n = fa.result()
@@ -278,12 +392,19 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
                 raise
         wi = {"mode": what_if, "flow_dispatches": a.flow_dispatches, "stream_dispatches": a.stream_dispatches,
               "per_function": a.per_function, "asserts_fixed": n,
-              "saved": b.flow_dispatches - a.flow_dispatches}
+              "saved": b.flow_dispatches - a.flow_dispatches, "only_because_of_asserts": None}
     else:
         b, wi = base(), None
+    if attribution and b.dispatches is not None:
+        described = describe(b.dispatches, text)
+        attr = {"dispatches": described,
+                "source_ops": len({(s["line"], s["column"]) for d in described for s in d["sources"]})}
+        if wi is not None and a.dispatches is not None:
+            fixed_described = describe(a.dispatches, text, remap[0] if remap else None)
+            wi["only_because_of_asserts"] = only_because_of_asserts(described, fixed_described, removed)
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
                    wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
-                   warnings=list(rep.warnings))
+                   warnings=list(rep.warnings), attribution=attr)
 
 
 def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dict]:

@@ -1,10 +1,15 @@
-"""Dispatch-count previews in the editor: the `mlirLsp/dispatchCount` request, a command, and
-a code lens at the top of the document with the count, the what-if count and the delta."""
+"""Dispatch-count previews in the editor: the `mlirLsp/dispatchCount` request, a command, a
+code lens at the top of the document with the count, the what-if count and the delta (and, with
+attribution, one per function and one on each op whose dispatch exists only because of asserts),
+`mlirLsp/dispatchIR` / `mlirLsp.showDispatchIR` (the dispatch-creation output, for a virtual
+document), and the compiler's own errors as diagnostics (source `iree-compile`)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
@@ -15,6 +20,9 @@ from . import guards
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
+DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR"
+DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR"
+_SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 
 class DispatchState:
@@ -28,6 +36,8 @@ class DispatchState:
         self.compiler_path: str | None = None
         self.timeout = 900.0
         self.what_if = "strip"
+        self.attribution = True  # debug info costs little on the compile (see bench_dispatch.py)
+        self.lenses: dict[str, tuple[int | None, list[tuple[int, str]]]] = {}  # uri -> (version, lenses)
         self.enabled = True
         self.trigger = "save"  # "save", "idle" (after idle_ms of no typing) or "manual"
         self.idle_ms = 1500
@@ -41,6 +51,8 @@ class DispatchState:
             return ["dispatch settings must be an object"]
         if "enabled" in d:
             self.enabled = bool(d["enabled"])
+        if "attribution" in d:
+            self.attribution = bool(d["attribution"])
         if d.get("trigger") in ("save", "idle", "manual"):
             self.trigger = d["trigger"]
         elif "trigger" in d:
@@ -81,33 +93,56 @@ class DispatchState:
         return self.counter
 
 
+def document(ls, uri: str) -> tuple[int | None, str, str] | None:
+    """(version, text, file path) of an open document: the one place that reads documents."""
+    if hasattr(ls, "document_text"):
+        got = ls.document_text(uri)
+        if got is None:
+            return None
+        version, text = got
+    else:
+        doc = ls.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        version, text = doc.version, doc.source
+    return version, text, unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+
+
+def _flags(ls, state: DispatchState) -> list[str]:
+    return profile_flags(state.profile, dict(ls.settings.profiles)) + state.extra_flags
+
+
 def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dict:
-    if refused := guards.refuse_path(ls, uri):
-        return {"error": refused}
-    doc = ls.snapshot(uri)
-    if doc is None:
+    got = document(ls, uri) if uri else None
+    if got is None:
         return {"error": f"document not open: {uri}"}
-    version, text = doc.version, doc.source
+    version, text, path = got
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
     progress = _Progress(ls, token, f"iree-compile: counting dispatches ({state.profile})")
     own: DispatchCounter | None = None
+    with state.lock:
+        before = state.results.get(uri)
+    had_diagnostics = bool(before and (before[1].get("compile_errors") or before[1].get("assert_sources")))
     try:
         own = state.get_counter().sibling()  # shared cache, own processes (cancelled per document)
         own.timeout = state.timeout
         state.running[uri] = own
-        flags = profile_flags(state.profile, dict(ls.settings.profiles)) + state.extra_flags
+        flags = _flags(ls, state)
         progress.begin()
-        pv = preview(own, doc.path, text, state.profile, flags, what_if=state.what_if)
+        pv = preview(own, path, text, state.profile, flags, what_if=state.what_if, attribution=state.attribution)
     except (CompilerError, ValueError) as e:
         if str(e) == "cancelled":
             return {"error": "cancelled: the document changed"}
-        result = {"error": str(e)}
+        result = {"error": str(e), "version": version, "compile_errors": getattr(e, "diagnostics", [])}
         with state.lock:
             state.results[uri] = (version, result)
+            state.lenses.pop(uri, None)
         if interactive:
             _in_loop(ls, ls.window_show_message,
                      types.ShowMessageParams(types.MessageType.Error, f"mlir-lsp: dispatch count: {e}"))
         _refresh_lenses(ls)
+        if result["compile_errors"] or had_diagnostics:
+            _in_loop(ls, ls.publish, uri)
         return result
     finally:
         progress.end()
@@ -115,12 +150,46 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
             state.running.pop(uri, None)
     result = pv.as_json()
     result["version"] = version
+    lenses = attribution_lenses(text, result)
     with state.lock:
         state.results[uri] = (version, result)
+        state.lenses[uri] = (version, lenses)
     _refresh_lenses(ls)
-    if result.get("assert_sources"):
-        _in_loop(ls, ls.publish, uri)
+    if result.get("assert_sources") or had_diagnostics:
+        _in_loop(ls, ls.publish, uri)  # MLA004 shown, or earlier compile errors cleared
     return result
+
+
+def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
+    """(0-based line, title) of the lenses attribution gives: per source function, the dispatches
+    whose root op lies in it; on each op whose dispatch exists only because of asserts, its name."""
+    attr = result.get("attribution")
+    if not attr:
+        return []
+    from ..syntax.document import parse
+
+    parsed = parse(text)
+    lines = parsed.lines
+    funcs = []
+    for _chunk, op in parsed.units():
+        if op.regions or op.lazy_regions:
+            m = _SYMBOL.search(text, op.name_start, min(op.end, op.name_start + 2000))
+            if m:
+                funcs.append((lines.line_of(op.start) + 1, lines.line_of(max(op.start, op.end - 1)) + 1, m.group(1)))
+    out = []
+    for first, last, name in funcs:
+        mine = [d for d in attr["dispatches"] if d["location"] and first <= d["location"]["line"] <= last]
+        if mine:
+            hoisted = sum(1 for d in mine if d["function"].startswith("util.initializer"))
+            title = f"@{name}: {len(mine)} dispatch{'es' if len(mine) != 1 else ''}"
+            if hoisted:
+                title += f" ({hoisted} hoisted into initializers)"
+            out.append((first - 1, title))
+    for d in (result.get("what_if") or {}).get("only_because_of_asserts") or []:
+        if d["location"]:
+            out.append((d["location"]["line"] - 1,
+                        f"dispatch {d['name']} exists only because of cf.assert: gone with the asserts removed"))
+    return out
 
 
 def _in_loop(ls, fn, *args) -> None:
@@ -178,12 +247,15 @@ def schedule(ls, state: DispatchState, uri: str, reason: str) -> None:
 
 
 def torch_diagnostics(ls, state: DispatchState, uri: str, version) -> list[types.Diagnostic]:
-    """MLA004 on the torch ops whose lowering put asserts into linalg regions (last preview)."""
+    """MLA004 on the torch ops whose lowering put asserts into linalg regions, and the errors of
+    a failed compile (source `iree-compile`), for the version the last preview compiled."""
     with state.lock:
         r = state.results.get(uri)
-    if not r or r[0] != version or not ls.settings.enabled("MLA004"):
+    if not r or r[0] != version:
         return []
-    out = []
+    out = compile_error_diagnostics(uri, r[1].get("compile_errors") or [])
+    if not ls.settings.enabled("MLA004"):
+        return out
     for src in r[1].get("assert_sources", []):
         line, col = src["line"] - 1, src["column"] - 1
         out.append(types.Diagnostic(
@@ -193,6 +265,24 @@ def torch_diagnostics(ls, state: DispatchState, uri: str, version) -> list[types
             severity=types.DiagnosticSeverity.Information, code="MLA004", source="mlir-lsp",
             code_description=types.CodeDescription(
                 href="https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/MLA004.md")))
+    return out
+
+
+def compile_error_diagnostics(uri: str, errors: list[dict]) -> list[types.Diagnostic]:
+    """The compiler's diagnostics at their lines (those at no line of this file go on line 1)."""
+    sev = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+           "remark": types.DiagnosticSeverity.Information}
+    out = []
+    for e in errors[:100]:
+        line, col = max((e["line"] or 1) - 1, 0), max((e["column"] or 1) - 1, 0)
+        rng = types.Range(types.Position(line, col), types.Position(line, col + 1))
+        related = [types.DiagnosticRelatedInformation(
+            types.Location(uri, types.Range(types.Position(n["line"] - 1, max(n["column"] - 1, 0)),
+                                            types.Position(n["line"] - 1, max(n["column"] - 1, 0) + 1))),
+            n["message"]) for n in e.get("notes", []) if n["line"]]
+        message = e["message"] + "".join(f"\nnote: {n['message']}" for n in e.get("notes", []) if not n["line"])
+        out.append(types.Diagnostic(range=rng, message=message, severity=sev.get(e["severity"], types.DiagnosticSeverity.Error),
+                                    source="iree-compile", related_information=related or None))
     return out
 
 
@@ -214,34 +304,67 @@ def lens_title(result: dict) -> str:
     return title
 
 
-def setup(server, state: DispatchState) -> None:
-    @server.feature(DISPATCH_REQUEST)
-    @server.thread()
-    def dispatch_count(ls, params):
-        uri = params.uri if hasattr(params, "uri") else params["uri"]
-        return compute(ls, state, uri)
+def _request_uri(params) -> str | None:
+    """The document URI of a request's params (`{"uri": ...}`) or a command's arguments
+    (`[uri]` or `[{"uri": ...}]`)."""
+    if isinstance(params, (list, tuple)):
+        params = params[0] if params else None
+    if isinstance(params, str) or params is None:
+        return params
+    return params.uri if hasattr(params, "uri") else params.get("uri")
 
-    @server.command(DISPATCH_COMMAND)
-    @server.thread()
-    def dispatch_command(ls, args):
-        uri = args[0] if args else None
-        if isinstance(uri, dict):
-            uri = uri.get("uri")
-        return compute(ls, state, uri)
+
+def _serving(handler, state: DispatchState):
+    def serve(ls, params):  # a command's arguments arrive as one list
+        return handler(ls, state, _request_uri(params))
+
+    return serve
+
+
+def setup(server, state: DispatchState) -> None:
+    for name, is_command, handler in ((DISPATCH_REQUEST, False, compute), (DISPATCH_COMMAND, True, compute),
+                                      (DISPATCH_IR_REQUEST, False, dispatch_ir),
+                                      (DISPATCH_IR_COMMAND, True, dispatch_ir)):
+        register = server.command if is_command else server.feature
+        register(name)(server.thread()(_serving(handler, state)))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls, params: types.CodeLensParams):
         uri = params.text_document.uri
-        doc = ls.document(uri)
-        if doc is None:
-            return []
+        got = document(ls, uri)
+        version = got[0] if got else None
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
         with state.lock:
             cached = state.results.get(uri)
-        if cached and cached[0] == doc.version:
+            extra = state.lenses.get(uri)
+        if cached and cached[0] == version:
             title = lens_title(cached[1])
         elif cached:
             title = lens_title(cached[1]) + " (stale: edited since; click to recount)"
         else:
             title = "mlir-lsp: count dispatches (iree-compile, gfx942)"
-        return [types.CodeLens(range=top, command=types.Command(title=title, command=DISPATCH_COMMAND, arguments=[uri]))]
+        out = [types.CodeLens(range=top, command=types.Command(title=title, command=DISPATCH_COMMAND, arguments=[uri]))]
+        if extra and extra[0] == version:
+            for line, text in extra[1]:
+                rng = types.Range(types.Position(line, 0), types.Position(line, 0))
+                out.append(types.CodeLens(range=rng, command=types.Command(
+                    title=text, command=DISPATCH_IR_COMMAND, arguments=[uri])))
+        return out
+
+
+def dispatch_ir(ls, state: DispatchState, uri: str | None) -> dict:
+    """`{"text": the --compile-to=dispatch-creation output, "path": its file in the cache or null}`
+    for the document as it is now (the preview's compile when cached; else compiled now). On
+    failure `{"text": "", "path": null, "error": message}`."""
+    got = document(ls, uri) if uri else None
+    if got is None:
+        return {"text": "", "path": None, "error": f"document not open: {uri}"}
+    _version, text, _path = got
+    try:
+        counter = state.get_counter().sibling()
+        counter.timeout = state.timeout
+        rep = counter.prepare_flags(_flags(ls, state))
+        ir, path = counter.dispatch_ir(text, rep.flags, attribution=state.attribution)
+    except (CompilerError, ValueError) as e:
+        return {"text": "", "path": None, "error": str(e)}
+    return {"text": ir, "path": path}

@@ -1,0 +1,183 @@
+"""Which source ops end up in which dispatch, and which dispatches exist only because of asserts.
+
+With `--mlir-print-debuginfo` every op of the `--compile-to=dispatch-creation` output carries the
+location of the source op it came from (`loc("input.mlir":13:9)`, or inside `callsite(... at
+...)` / `fused[...]`). A dispatch's sources are the locations of the ops in its body that lie in
+the file being counted. Dispatches are named the way IREE's outlining names executables
+(`main_dispatch_0`, `_initializer_1_dispatch_0`: function, then the ordinal inside it).
+
+The dispatches that exist only because of asserts are those of the unfixed compile that have no
+counterpart in the fixed one: matched by their source lines (mapped back through the fix's
+edits), exactly first, then by the largest overlap within the same function (all initializers
+count as one place, since hoisting renumbers them).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+
+# `"file":line:col` inside a loc(...), not the caller part of a callsite (`at "file":l:c`).
+_LOC = re.compile(r'(?<!at )"((?:[^"\\\n]|\\.)*)":(\d+):(\d+)')
+_OP_AT = re.compile(r'"?([a-z_][\w$]*(?:\.[\w$]+)+|[a-z_][\w$]*)')
+_CONTAINERS = frozenset({"func.func", "util.func", "util.initializer", "module", "builtin.module", "func"})
+MAX_FUZZY = 4000  # dispatches left after exact matching beyond which the overlap pass is skipped
+
+
+def dispatch_name(key: str, ordinal: int) -> str:
+    if key.startswith("util.initializer#"):
+        return f"_initializer_{int(key.split('#', 1)[1]) - 1}_dispatch_{ordinal}"
+    return f"{key.lstrip('@').strip(chr(34))}_dispatch_{ordinal}"
+
+
+def _op_end(text: str, pos: int) -> int:
+    """End of the printed op starting on the line of `pos`: the first later line at the same
+    indentation that closes it (`}` not followed by ` count(`). Compiler output only."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    indent = pos - line_start
+    first = text[line_start:pos]
+    indent = len(first) - len(first.lstrip(" "))
+    needle = "\n" + " " * indent + "}"
+    i = text.find(needle, pos)
+    while i != -1:
+        after = text[i + len(needle):i + len(needle) + 8]
+        if not after.startswith(" count("):
+            end = text.find("\n", i + 1)
+            return len(text) if end == -1 else end
+        i = text.find(needle, i + 1)
+    return len(text)
+
+
+def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> list[dict]:
+    """For each workgroups op (function key, offset) of the output: its name, function, own
+    location (the dispatch's root op) and the sorted source (line, col)s of its ops in `files`."""
+    out = []
+    ordinal: dict[str, int] = defaultdict(int)
+    for key, pos in ops:
+        end = _op_end(text, pos)
+        locs: set[tuple[int, int]] = set()
+        own = None
+        for line in text[pos:end].split("\n"):
+            body = line.lstrip(" ")
+            if body.startswith("^"):  # block arguments: not ops
+                continue
+            for m in _LOC.finditer(line):
+                if m.group(1) in files:
+                    locs.add((int(m.group(2)), int(m.group(3))))
+        last = text[text.rfind("\n", 0, end) + 1:end]
+        m = _LOC.search(last)
+        if m and m.group(1) in files:
+            own = (int(m.group(2)), int(m.group(3)))
+        out.append({"name": dispatch_name(key, ordinal[key]), "function": key,
+                    "location": list(own) if own else None, "sources": sorted(locs)})
+        ordinal[key] += 1
+    return out
+
+
+class LineMap:
+    """Lines of a text after edits -> lines of the text before them (lines an edit inserted map to
+    the line where it starts). `removed`: the original lines the edits deleted whole."""
+
+    def __init__(self, original: str, edits):
+        self._fixed_starts: list[int] = []
+        self._entries: list[tuple[int, int, int, int]] = []  # (fixed start, orig start, old nl, new nl)
+        self.removed: set[int] = set()
+        delta = 0
+        for e in sorted(edits, key=lambda e: e.start):
+            s_line = original.count("\n", 0, e.start) + 1
+            old_nl = original.count("\n", e.start, e.end)
+            new_nl = e.new_text.count("\n")
+            prefix = original[original.rfind("\n", 0, e.start) + 1:e.start]
+            self.removed.update(range(s_line + (0 if not prefix.strip() else 1), s_line + old_nl))
+            self._fixed_starts.append(s_line + delta)
+            self._entries.append((s_line + delta, s_line, old_nl, new_nl))
+            delta += new_nl - old_nl
+
+    def __call__(self, fixed_line: int) -> int:
+        i = bisect.bisect_right(self._fixed_starts, fixed_line) - 1
+        if i < 0:
+            return fixed_line
+        f_start, o_start, old_nl, new_nl = self._entries[i]
+        if fixed_line == f_start + new_nl:
+            return o_start + old_nl
+        if fixed_line < f_start + new_nl:
+            return o_start + min(fixed_line - f_start, old_nl)
+        return o_start + old_nl + (fixed_line - f_start - new_nl)
+
+
+def describe(dispatches: list[dict], source: str, remap=None) -> list[dict]:
+    """The JSON form: each source location with the op written there in `source`."""
+    lines = source.split("\n")
+    out = []
+    for d in dispatches:
+        srcs = []
+        seen = set()
+        for line, col in d["sources"]:
+            if remap is not None:
+                line = remap(line)
+            if (line, col) in seen or not 0 < line <= len(lines):
+                continue
+            seen.add((line, col))
+            m = _OP_AT.match(lines[line - 1], max(col - 1, 0))
+            op = m.group(1) if m else "?"
+            if op in _CONTAINERS:
+                continue
+            srcs.append({"line": line, "column": col, "op": op})
+        srcs.sort(key=lambda s: (s["line"], s["column"]))
+        loc = d.get("location")
+        root = None
+        if loc:
+            line = remap(loc[0]) if remap is not None else loc[0]
+            root = next((s for s in srcs if s["line"] == line), {"line": line, "column": loc[1], "op": "?"})
+        out.append({"name": d["name"], "function": d["function"], "location": root, "sources": srcs})
+    return out
+
+
+def only_because_of_asserts(base: list[dict], fixed: list[dict], removed: set[int] = frozenset()) -> list[dict]:
+    """The dispatches of `base` with no counterpart in `fixed` (both in the `describe` form, in
+    the same source's lines); lines the fix deleted do not count."""
+    def place(d):
+        return "util.initializer" if d["function"].startswith("util.initializer") else d["function"]
+
+    def sig(d):
+        return frozenset(s["line"] for s in d["sources"] if s["line"] not in removed)
+
+    pending: dict[tuple, list[int]] = defaultdict(list)
+    for i, d in enumerate(fixed):
+        pending[(place(d), sig(d))].append(i)
+    left_base, used = [], set()
+    for i, d in enumerate(base):
+        bucket = pending.get((place(d), sig(d)))
+        if bucket:
+            used.add(bucket.pop())
+        else:
+            left_base.append(i)
+    left_fixed = [i for i in range(len(fixed)) if i not in used]
+    if left_fixed and left_base and len(left_fixed) * len(left_base) <= MAX_FUZZY * MAX_FUZZY // 4:
+        pairs = []
+        for bi in left_base:
+            bs = sig(base[bi])
+            for fi in left_fixed:
+                if place(fixed[fi]) == place(base[bi]):
+                    common = len(bs & sig(fixed[fi]))
+                    if common:
+                        pairs.append((-common, bi, fi))
+        pairs.sort()
+        taken_b, taken_f = set(), set()
+        for _c, bi, fi in pairs:
+            if bi not in taken_b and fi not in taken_f:
+                taken_b.add(bi)
+                taken_f.add(fi)
+        left_base = [bi for bi in left_base if bi not in taken_b]
+    return [base[i] for i in left_base]
+
+
+def by_source_line(attribution: dict | None) -> dict[int, list[str]]:
+    """Source line -> names of the dispatches its op ends up in."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for d in (attribution or {}).get("dispatches", []):
+        for s in d["sources"]:
+            if d["name"] not in out[s["line"]]:
+                out[s["line"]].append(d["name"])
+    return dict(out)

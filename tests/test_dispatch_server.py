@@ -1,0 +1,91 @@
+"""The server's dispatch features with the real iree-compile: attribution lenses,
+`mlirLsp/dispatchIR` / `mlirLsp.showDispatchIR`, compiler errors as diagnostics."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.test_dispatch_count import REPRO
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "mlir_lsp_asserts"]))
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def _refresh(params):
+        pass
+
+    params = types.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _open(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="mlir", version=version, text=text)))
+
+
+async def _publish(client: LanguageClient, uri: str, pred):
+    while True:
+        p = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if p.uri == uri and pred(p):
+            return p
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_attribution_lenses_and_dispatch_ir(client: LanguageClient, tmp_path):
+    path = tmp_path / "repro.mlir"
+    path.write_text(REPRO.read_text())
+    uri = path.as_uri()
+    _open(client, uri, path.read_text())
+    result = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert result.flow_dispatches == 4 and result.what_if.flow_dispatches == 3
+    (extra,) = result.what_if.only_because_of_asserts
+    assert extra.name == "_initializer_1_dispatch_0" and extra.location.line == 24
+    assert len(result.attribution.dispatches) == 4
+
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    titles = {(lens.range.start.line, lens.command.title) for lens in lenses}
+    assert (0, "4 dispatches (default), 3 with the asserts removed (-1)") in titles
+    assert (5, "@main: 4 dispatches (2 hoisted into initializers)") in titles
+    assert (23, "dispatch _initializer_1_dispatch_0 exists only because of cf.assert: gone with the asserts "
+                "removed") in titles
+
+    ir = await client.protocol.send_request_async("mlirLsp/dispatchIR", {"uri": uri})
+    assert ir.text.count("flow.dispatch.workgroups(") == 4 and "loc(" in ir.text
+    assert Path(ir.path).read_text() == ir.text
+    same = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="mlirLsp.showDispatchIR", arguments=[uri]))
+    assert same["text"] == ir.text and same["path"] == ir.path
+    missing = await client.protocol.send_request_async("mlirLsp/dispatchIR", {"uri": "file:///nope.mlir"})
+    assert missing.path is None and missing.text == "" and "not open" in missing.error
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_compile_errors_are_diagnostics_until_a_compile_succeeds(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "broken.mlir").as_uri()
+    bad = "func.func @f() {\n  %0 = arith.constant 1 : i32\n  return %0 : i32\n}\n"
+    _open(client, uri, bad)  # the open starts a compile; its failure is published
+    p = await _publish(client, uri, lambda p: any(d.source == "iree-compile" for d in p.diagnostics))
+    (d,) = [d for d in p.diagnostics if d.source == "iree-compile"]
+    assert p.version == 1 and d.severity == types.DiagnosticSeverity.Error
+    assert (d.range.start.line, d.range.start.character) == (2, 2)
+    assert "'func.return' op has 1 operands" in d.message
+    res = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert "iree-compile failed (exit 1) at line 3" in res.error and res.compile_errors[0].line == 3
+
+    good = "func.func @f() -> i32 {\n  %0 = arith.constant 1 : i32\n  return %0 : i32\n}\n"
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [types.TextDocumentContentChangeWholeDocument(text=good)]))
+    res = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert res.flow_dispatches == 0 and res.version == 2
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+    assert not [d for d in report.items if d.source == "iree-compile"]
