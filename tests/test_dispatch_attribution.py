@@ -117,3 +117,20 @@ def test_dispatch_ir_is_kept_in_the_cache_and_served_from_it(tmp_path, monkeypat
     nodisk = DispatchCounter(counter.compiler, disk_cache=False)
     ir2, path2 = nodisk.dispatch_ir(text, flags)
     assert path2 is None and ir2.count("flow.dispatch.workgroups(") == 4
+
+
+def test_hover_lines_name_the_dispatches_of_an_op():
+    from mlir_lsp_asserts.server.dispatch_feature import DispatchState, hover_lines
+
+    state = DispatchState()
+    attribution = {"dispatches": [
+        {"name": "_initializer_0_dispatch_0", "function": "util.initializer#1", "location": None,
+         "sources": [{"line": 18, "column": 5, "op": "cf.assert"}]},
+        {"name": "_initializer_1_dispatch_0", "function": "util.initializer#2", "location": None,
+         "sources": [{"line": 29, "column": 5, "op": "cf.assert"}]}], "source_ops": 2}
+    what_if = {"only_because_of_asserts": [attribution["dispatches"][1]]}
+    state.results["u"] = (3, {"attribution": attribution, "what_if": what_if})
+    assert hover_lines(state, "u", 3, 17) == ["- ends up in dispatch `_initializer_0_dispatch_0`"]
+    assert hover_lines(state, "u", 3, 28)[1] == ("- `_initializer_1_dispatch_0` exists only because of asserts "
+                                                 "(gone with them removed)")
+    assert hover_lines(state, "u", 4, 28) == []  # another version: nothing stale

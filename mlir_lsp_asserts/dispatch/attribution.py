@@ -106,9 +106,11 @@ class LineMap:
         return o_start + old_nl + (fixed_line - f_start - new_nl)
 
 
-def describe(dispatches: list[dict], source: str, remap=None) -> list[dict]:
-    """The JSON form: each source location with the op written there in `source`."""
-    lines = source.split("\n")
+def describe(dispatches: list[dict], source: str | list[str], remap=None, memo: dict | None = None) -> list[dict]:
+    """The JSON form: each source location with the op written there in `source` (its text, or
+    its lines; `memo` caches the op names read, across calls on the same source)."""
+    lines = source.split("\n") if isinstance(source, str) else source
+    memo = {} if memo is None else memo
     out = []
     for d in dispatches:
         srcs = []
@@ -119,8 +121,10 @@ def describe(dispatches: list[dict], source: str, remap=None) -> list[dict]:
             if (line, col) in seen or not 0 < line <= len(lines):
                 continue
             seen.add((line, col))
-            m = _OP_AT.match(lines[line - 1], max(col - 1, 0))
-            op = m.group(1) if m else "?"
+            op = memo.get((line, col))
+            if op is None:
+                m = _OP_AT.match(lines[line - 1], max(col - 1, 0))
+                op = memo[(line, col)] = m.group(1) if m else "?"
             if op in _CONTAINERS:
                 continue
             srcs.append({"line": line, "column": col, "op": op})

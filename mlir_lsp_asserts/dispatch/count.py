@@ -396,11 +396,12 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     else:
         b, wi = base(), None
     if attribution and b.dispatches is not None:
-        described = describe(b.dispatches, text)
+        lines, memo = text.split("\n"), {}
+        described = describe(b.dispatches, lines, memo=memo)
         attr = {"dispatches": described,
                 "source_ops": len({(s["line"], s["column"]) for d in described for s in d["sources"]})}
         if wi is not None and a.dispatches is not None:
-            fixed_described = describe(a.dispatches, text, remap[0] if remap else None)
+            fixed_described = describe(a.dispatches, lines, remap[0] if remap else None, memo)
             wi["only_because_of_asserts"] = only_because_of_asserts(described, fixed_described, removed)
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
                    wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,

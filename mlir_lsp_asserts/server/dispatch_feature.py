@@ -286,6 +286,29 @@ def compile_error_diagnostics(uri: str, errors: list[dict]) -> list[types.Diagno
     return out
 
 
+def hover_lines(state: DispatchState, uri: str, version, line: int) -> list[str]:
+    """Markdown lines for a hover on the op at 0-based `line` (e.g. a cf.assert): the dispatches
+    it ends up in, and those of them that exist only because of asserts (last preview, with
+    attribution). For the server's hover: `parts.extend(dispatch_feature.hover_lines(...))`."""
+    with state.lock:
+        r = state.results.get(uri)
+    if not r or r[0] != version or not r[1].get("attribution"):
+        return []
+    from ..dispatch.attribution import by_source_line
+
+    names = by_source_line(r[1]["attribution"]).get(line + 1, [])
+    if not names:
+        return []
+    only = {d["name"] for d in (r[1].get("what_if") or {}).get("only_because_of_asserts") or []}
+    out = [f"- ends up in dispatch{'es' if len(names) > 1 else ''} " + ", ".join(f"`{n}`" for n in names[:8])
+           + (" ..." if len(names) > 8 else "")]
+    extra = [n for n in names if n in only]
+    if extra:
+        out.append("- " + ", ".join(f"`{n}`" for n in extra) + " exist" + ("s" if len(extra) == 1 else "")
+                   + " only because of asserts (gone with them removed)")
+    return out
+
+
 def saved_dispatches(state: DispatchState, uri: str, version) -> int | None:
     with state.lock:
         r = state.results.get(uri)
