@@ -95,7 +95,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     user, exts = tmp_path / "user-data", tmp_path / "extensions"
     (user / "User").mkdir(parents=True)
     (tmp_path / "home").mkdir()
-    (user / "User" / "settings.json").write_text(json.dumps({
+    settings_file = user / "User" / "settings.json"
+    settings_file.write_text(json.dumps({
         "mlirLsp.server.path": str(SERVER),
         "mlirLsp.trace.server": "messages",
         "workbench.startupEditor": "none",
@@ -138,7 +139,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
         print(f"\nscreenshots: {ARTIFACTS}")
         cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1,
                "repro": str(repro), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
-               "findingsAfterFix": len(left), "bytecode": str(bytecode)}
+               "findingsAfterFix": len(left), "bytecode": str(bytecode),
+               "settingsFile": str(settings_file)}
         drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
                              cwd=VSC, env=env, capture_output=True, text=True, timeout=300)
     finally:
@@ -174,7 +176,12 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     ir = seen["dispatchIR"]
     assert ("flow.dispatch.workgroups" in ir["text"]) if ir["tab"] else ("dispatch-creation IR:" in ir["error"]), ir
     assert "cf.assert" in seen["bytecodeText"] and "linalg.generic" in seen["bytecodeText"], seen["bytecodeText"]
+    # mlirLsp.ignore changed in the user settings: the server dropped MLA001 (no restart).
+    assert not any("MLA001" in r for r in seen["problemsIgnored"]), seen["problemsIgnored"]
+    assert exthost, "no mlir-lsp output channel log"
+    starts = [ln for ln in exthost[0].read_text().splitlines() if ln.startswith("[server] /")]
+    assert len(starts) == 1, starts  # started once: no crash, no restart for the settings change
     for name in ("1-seed-problems", "2-quick-fix-menu", "3-seed-fixed", "4-repro-dispatch-count", "5-dispatch-ir",
-                 "6-bytecode-as-text"):
+                 "6-bytecode-as-text", "7-settings-ignore-mla001"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end: {time.monotonic() - t_start:.1f} s")

@@ -8,7 +8,8 @@ import * as path from "node:path";
 
 const cfg = JSON.parse(process.argv[2]);
 const seen = { steps: [] };
-const log = (s) => { seen.steps.push(s); process.stderr.write(`[driver] ${s}\n`); };
+const T0 = Date.now();
+const log = (s) => { s = `${((Date.now() - T0) / 1000).toFixed(1)}s ${s}`; seen.steps.push(s); process.stderr.write(`[driver] ${s}\n`); };
 const shot = async (page, name) => {
   const file = path.join(cfg.artifacts, `${name}.png`);
   await page.screenshot({ path: file });
@@ -50,12 +51,8 @@ async function openFile(name, text = true) {
 
 async function problems() {
   // The Problems panel's rows (the file row, one per marker, one per related location), as text.
-  const rows = page.locator(".markers-panel .monaco-list-row");
-  const labels = [];
-  for (let i = 0; i < await rows.count(); i++) {
-    labels.push((await rows.nth(i).innerText()).replace(/\s+/g, " ").trim());
-  }
-  return labels;
+  const rows = await page.locator(".markers-panel .monaco-list-row").allInnerTexts();
+  return rows.map((r) => r.replace(/\s+/g, " ").trim());
 }
 
 try {
@@ -82,15 +79,26 @@ try {
   await shot(page, "1-seed-problems");
 
   // 2. The assume quick fix on the first assert, from Ctrl+., then save.
-  await page.locator(".monaco-editor .view-lines").first().click();
-  await page.keyboard.press("Control+G");
-  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-  await page.keyboard.type(`${cfg.seedLine}:12`);
-  await page.keyboard.press("Enter");
-  await page.waitForTimeout(300);
-  await page.keyboard.press("Control+.");
   const menu = page.locator(".action-widget:not(.action-list-submenu-panel)").first();
-  await menu.waitFor({ state: "visible" });
+  for (let attempt = 1; ; attempt++) {
+    // Cursor on the assert (Ctrl+G line:col), then Ctrl+.; again if the menu does not come
+    // (the code actions may still be computing on a loaded machine).
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+G");
+    await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+    await page.keyboard.type(`${cfg.seedLine}:12`);
+    await page.keyboard.press("Enter");
+    await page.waitForTimeout(500);
+    await page.keyboard.press("Control+.");
+    try {
+      await menu.locator(".monaco-list-row", { hasText: "util.assume.int" }).first().waitFor({ timeout: 10000 });
+      break;
+    } catch (e) {
+      log(`no quick fix menu yet (attempt ${attempt})`);
+      if (attempt === 4) throw e;
+      await page.keyboard.press("Escape");
+    }
+  }
   const items = menu.locator(".monaco-list-row");
   seen.quickFixes = [];
   for (let i = 0; i < await items.count(); i++) seen.quickFixes.push(await items.nth(i).innerText());
@@ -134,6 +142,30 @@ try {
   await page.locator(".monaco-editor .view-lines", { hasText: "cf.assert" }).first().waitFor();
   seen.bytecodeText = (await page.locator(".monaco-editor .view-lines", { hasText: "cf.assert" }).first().innerText()).slice(0, 2000);
   await shot(page, "6-bytecode-as-text");
+
+  // 6. A settings change reaches the server without a restart: ignoring MLA001 clears them.
+  // Edited as a user would, in the settings JSON editor (VS Code's own configuration service).
+  const settings = JSON.parse(fs.readFileSync(cfg.settingsFile, "utf8"));
+  await runCommand("Preferences: Open User Settings (JSON)");
+  const editor = page.locator(".monaco-editor .view-lines", { hasText: "mlirLsp.server.path" }).first();
+  await editor.waitFor(); // a tab, or (VS Code 1.139) a floating editor
+  await editor.click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText(JSON.stringify({ ...settings, "mlirLsp.ignore": ["MLA001"] }));
+  await page.keyboard.press("Control+S");
+  const t3 = Date.now();
+  while (Date.now() - t3 < 10000 && !fs.readFileSync(cfg.settingsFile, "utf8").includes("mlirLsp.ignore")) {
+    await page.waitForTimeout(200);
+  }
+  log("settings: mlirLsp.ignore = [MLA001]");
+  const t2 = Date.now();
+  while (Date.now() - t2 < 30000) {
+    seen.problemsIgnored = await problems();
+    if (!seen.problemsIgnored.some((r) => r.includes("MLA001"))) break;
+    await page.waitForTimeout(250);
+  }
+  await shot(page, "7-settings-ignore-mla001");
   seen.ok = true;
 } catch (e) {
   seen.ok = false;

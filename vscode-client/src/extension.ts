@@ -8,6 +8,7 @@ import {
   CloseAction,
   CodeActionRequest,
   DidChangeConfigurationNotification,
+  DocumentDiagnosticRequest,
   ErrorAction,
   LanguageClient,
   LanguageClientOptions,
@@ -129,6 +130,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
         // pushed on change and when it asks with workspace/configuration.
         didChangeConfiguration: async () => {
           await client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: currentSettings() } });
+          repullDiagnostics();
         },
         configuration: (params, token, next) => {
           const mine = params.items.map((item) => item.section === SECTION);
@@ -166,6 +168,14 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     void vscode.window.showErrorMessage(msg, "Show Log").then((c) => c !== undefined && output.show());
   }
   context.subscriptions.push({ dispose: () => void client?.stop() });
+}
+
+/** Settings change what the server reports: pull the open documents' diagnostics again. */
+function repullDiagnostics(): void {
+  const feature = client?.getFeature(DocumentDiagnosticRequest.method);
+  for (const doc of vscode.workspace.textDocuments.filter(isMlir)) {
+    feature?.getProvider(doc)?.onDidChangeDiagnosticsEmitter.fire();
+  }
 }
 
 async function restart(context: vscode.ExtensionContext): Promise<void> {
@@ -391,7 +401,7 @@ class DispatchStatus implements vscode.Disposable {
     this.item.show();
   }
 
-  compute(doc: vscode.TextDocument): Promise<DispatchResult> {
+  compute(doc: vscode.TextDocument, attempt = 0): Promise<DispatchResult> {
     const key = doc.uri.toString();
     const running = this.pending.get(key);
     if (running !== undefined) {
@@ -410,7 +420,11 @@ class DispatchStatus implements vscode.Disposable {
       }
     })().then((result) => {
       this.pending.delete(key);
-      if (!(result.error ?? "").startsWith("cancelled")) {
+      const error = result.error ?? "";
+      if (error.startsWith("document not open") && attempt < 5 && !doc.isClosed) {
+        // Asked before the server saw didOpen (at start-up): ask again in a moment.
+        setTimeout(() => void this.compute(doc, attempt + 1), 1000);
+      } else if (!error.startsWith("cancelled")) {
         this.results.set(key, { version, result });
       }
       output.appendLine(`[dispatch] ${doc.uri.fsPath}: ${JSON.stringify({ ...result, per_function: undefined })}`);
