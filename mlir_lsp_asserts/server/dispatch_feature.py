@@ -113,6 +113,8 @@ def _flags(ls, state: DispatchState) -> list[str]:
 
 
 def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dict:
+    if refused := guards.refuse_path(ls, uri):
+        return {"error": refused}
     got = document(ls, uri) if uri else None
     if got is None:
         return {"error": f"document not open: {uri}"}
@@ -355,7 +357,9 @@ def setup(server, state: DispatchState) -> None:
     def code_lens(ls, params: types.CodeLensParams):
         uri = params.text_document.uri
         got = document(ls, uri)
-        version = got[0] if got else None
+        if got is None:
+            return []
+        version = got[0]
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
         with state.lock:
             cached = state.results.get(uri)
@@ -379,6 +383,8 @@ def dispatch_ir(ls, state: DispatchState, uri: str | None) -> dict:
     """`{"text": the --compile-to=dispatch-creation output, "path": its file in the cache or null}`
     for the document as it is now (the preview's compile when cached; else compiled now). On
     failure `{"text": "", "path": null, "error": message}`."""
+    if refused := guards.refuse_path(ls, uri):
+        return {"text": "", "path": None, "error": refused}
     got = document(ls, uri) if uri else None
     if got is None:
         return {"text": "", "path": None, "error": f"document not open: {uri}"}
