@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,47 +33,56 @@ REPRO = ROOT.parent / "shared" / "fixtures" / "repro" / "hoisted_gather.mlir"
 BIN = Path(sys.executable).parent
 
 
-def bare(flags: list[str], path: Path = ENCODER, extra: tuple[str, ...] = ()) -> float:
-    with tempfile.TemporaryDirectory() as d:
-        t0 = time.monotonic()
-        subprocess.run([str(BIN / "iree-compile"), str(path), *flags, *extra, "--compile-to=dispatch-creation",
-                        "-o", os.path.join(d, "out.mlir")], check=True, capture_output=True)
-        return time.monotonic() - t0
-
-
-def ours(path: Path = ENCODER, extra: tuple[str, ...] = ()) -> float:
-    env = dict(os.environ, XDG_CACHE_HOME=CACHE)  # compiler version/flags cached as a user's are
+def _timed(argv: list[str], env=None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children): CPU time stays meaningful
+    when other work loads the machine, wall time does not."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    subprocess.run([str(BIN / "mlir-lsp"), "--dispatch-count", "--no-cache", *extra, str(path)], check=True,
-                   capture_output=True, env=env)
-    return time.monotonic() - t0
+    subprocess.run(argv, check=True, capture_output=True, env=env)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def bare(flags: list[str], path: Path = ENCODER, extra: tuple[str, ...] = ()) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as d:
+        return _timed([str(BIN / "iree-compile"), str(path), *flags, *extra, "--compile-to=dispatch-creation",
+                       "-o", os.path.join(d, "out.mlir")])
+
+
+def ours(path: Path = ENCODER, extra: tuple[str, ...] = ()) -> tuple[float, float]:
+    env = dict(os.environ, XDG_CACHE_HOME=CACHE)  # compiler version/flags cached as a user's are
+    return _timed([str(BIN / "mlir-lsp"), "--dispatch-count", "--no-cache", *extra, str(path)], env=env)
 
 
 CACHE = tempfile.mkdtemp(prefix="bench-dispatch-")
 
 
-def interleaved(runs: int, *fns) -> list[float]:
-    """Medians of `runs` rounds, each round running every fn once (so load changes hit all)."""
-    times: list[list[float]] = [[] for _ in fns]
+def interleaved(runs: int, *fns) -> list[tuple[float, float]]:
+    """(median wall, median CPU) of `runs` rounds, each round running every fn once."""
+    times: list[list[tuple[float, float]]] = [[] for _ in fns]
     for _ in range(runs):
         for i, fn in enumerate(fns):
             times[i].append(fn())
-    return [statistics.median(t) for t in times]
+    return [(statistics.median(w for w, _c in t), statistics.median(c for _w, c in t)) for t in times]
 
 
 def main() -> int:
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
     flags = profile_flags("default")
     ours(REPRO)  # warm the per-binary caches (version, flag list) like any second run
-    rb, ro = interleaved(max(runs, 7), lambda: bare(flags, REPRO), lambda: ours(REPRO))
-    print(f"repro: bare iree-compile {rb:.3f} s, mlir-lsp preview {ro:.3f} s: fixed overhead {ro - rb:.3f} s")
-    mb, mo, mbd, moa = interleaved(runs, lambda: bare(flags), lambda: ours(),
-                                   lambda: bare(flags, extra=("--mlir-print-debuginfo",)),
-                                   lambda: ours(extra=("--attribution",)))
-    print(f"prompt encoder to dispatch-creation (median of {runs}): bare iree-compile {mb:.2f} s, "
-          f"mlir-lsp preview {mo:.2f} s, ratio {mo / mb:.3f} (target <= 1.05)")
-    print(f"attribution: bare with --mlir-print-debuginfo {mbd:.2f} s ({mbd / mb:.3f} x bare), "
-          f"preview --attribution {moa:.2f} s ({moa / mb:.3f} x bare)")
+    (rb, rbc), (ro, roc) = interleaved(max(runs, 7), lambda: bare(flags, REPRO), lambda: ours(REPRO))
+    print(f"repro: bare iree-compile {rb:.3f} s ({rbc:.3f} s CPU), mlir-lsp preview {ro:.3f} s ({roc:.3f} s CPU): "
+          f"fixed overhead {ro - rb:.3f} s wall, {roc - rbc:.3f} s CPU")
+    load = os.getloadavg()[0]
+    (mb, mbc), (mo, moc), (mbd, mbdc), (moa, moac) = interleaved(
+        runs, lambda: bare(flags), lambda: ours(), lambda: bare(flags, extra=("--mlir-print-debuginfo",)),
+        lambda: ours(extra=("--attribution",)))
+    print(f"prompt encoder to dispatch-creation (median of {runs}, load {load:.1f} on {os.cpu_count()} cores): "
+          f"bare iree-compile {mb:.2f} s, mlir-lsp preview {mo:.2f} s, ratio {mo / mb:.3f} (target <= 1.05); "
+          f"CPU {mbc:.2f} s vs {moc:.2f} s, ratio {moc / mbc:.3f}")
+    print(f"attribution: bare with --mlir-print-debuginfo {mbd:.2f} s ({mbd / mb:.3f} x bare, CPU {mbdc / mbc:.3f} x), "
+          f"preview --attribution {moa:.2f} s ({moa / mb:.3f} x bare, CPU {moac / mbc:.3f} x)")
     if "--no-cancel" in sys.argv:
         return 0
 

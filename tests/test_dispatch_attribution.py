@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_dispatch_count import REPRO, counts, mlir_lsp
+from tests.test_dispatch_count import ENCODER, ENCODER_TORCH, REPRO, counts, mlir_lsp
 
 FAKE = """#!/bin/sh
 case "$1" in
@@ -134,3 +134,19 @@ def test_hover_lines_name_the_dispatches_of_an_op():
     assert hover_lines(state, "u", 3, 28)[1] == ("- `_initializer_1_dispatch_0` exists only because of asserts "
                                                  "(gone with them removed)")
     assert hover_lines(state, "u", 4, 28) == []  # another version: nothing stale
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path, lines, op", [
+    (ENCODER, [13128, 15828], "linalg.generic"),
+    (ENCODER_TORCH, [5003, 5791], "torch.aten.embedding"),
+], ids=["input", "torch"])
+def test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers(tmp_path, path, lines, op):
+    item = counts(mlir_lsp("--dispatch-count", "--what-if", "--attribution", "--output-format", "json", path,
+                           cache=tmp_path))
+    assert (item["flow_dispatches"], item["what_if"]["flow_dispatches"]) == (1660, 1658)
+    extra = item["what_if"]["only_because_of_asserts"]
+    assert [d["location"]["line"] for d in extra] == lines
+    assert all(d["location"]["op"] == op and d["function"].startswith("util.initializer") for d in extra)
+    assert all(d["name"].startswith("_initializer_") for d in extra)
+    assert len(item["attribution"]["dispatches"]) == 1660
