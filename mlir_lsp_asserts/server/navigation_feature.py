@@ -275,7 +275,8 @@ def setup(server) -> None:
         c = cursor(ls, params)
         if c is None:
             return None
-        return assert_hover(ls, c, dispatch_note) or word_hover(c)
+        # a value, label or symbol under the cursor first (also inside an assert's line)
+        return word_hover(c) or assert_hover(ls, c, dispatch_note)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls, params: types.DefinitionParams):

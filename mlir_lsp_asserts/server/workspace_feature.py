@@ -26,6 +26,7 @@ from .documents import uri_path
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.3
+WRITE_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 SKIP_DIRS = ("node_modules", "__pycache__", "build", "dist")
 
 
@@ -163,6 +164,9 @@ def _scan_and_watch(ls, rs: list[str]) -> None:
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event):
+            # Only changes: our own reads would otherwise come back as opened/closed events.
+            if event.event_type not in WRITE_EVENTS:
+                return
             for p in (getattr(event, "src_path", ""), getattr(event, "dest_path", "")):
                 p = os.fsdecode(p) if p else ""
                 if p.endswith(".mlir") and not event.is_directory:
