@@ -33,6 +33,7 @@ test-fast: setup
 bench: setup
 	$(BIN)/python bench/bench_check.py
 	$(BIN)/python bench/bench_dispatch.py
+	$(BIN)/python bench/bench_server.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
