@@ -150,3 +150,23 @@ def test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers(tmp_path, path,
     assert all(d["location"]["op"] == op and d["function"].startswith("util.initializer") for d in extra)
     assert all(d["name"].startswith("_initializer_") for d in extra)
     assert len(item["attribution"]["dispatches"]) == 1660
+
+
+def test_what_if_hit_skips_the_fixes(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    from mlir_lsp_asserts.dispatch import count as count_mod
+    from mlir_lsp_asserts.dispatch.compiler import find_compiler
+    from mlir_lsp_asserts.dispatch.flags import profile_flags
+
+    text = REPRO.read_text()
+    first = count_mod.preview(count_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",
+                              profile_flags("default"), what_if="strip", attribution=True).as_json()
+
+    def no_fixes(*_a):
+        raise AssertionError("the what-if of an unchanged text is cached")
+
+    monkeypatch.setattr(count_mod, "fixed_text", no_fixes)
+    again = count_mod.preview(count_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",
+                              profile_flags("default"), what_if="strip", attribution=True).as_json()
+    assert again["seconds"] < 0.5
+    assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in first.items() if k != "seconds"}

@@ -60,14 +60,6 @@ class Preview:
 OP_NAME_BEFORE = re.compile(r"(?:=|^)[ \t]*\Z", re.M)
 
 
-def count_flow(text: str) -> tuple[int, dict[str, int]]:
-    """Workgroups ops in dispatch-creation output, total and per function/initializer."""
-    per: dict[str, int] = {}
-    for key, _pos in workgroups_ops(text):
-        per[key] = per.get(key, 0) + 1
-    return sum(per.values()), per
-
-
 def workgroups_ops(text: str) -> list[tuple[str, int]]:
     """(function or `util.initializer#N`, offset) of every workgroups op of compiler output.
 
@@ -353,7 +345,6 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
 
     sources: list[dict] = []
     removed: set[int] = set()
-    remap = []
 
     def alt():
         if is_torch:
@@ -367,12 +358,31 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
         fixed, n, edits = fixed_text(text, what_if)
         line_map = LineMap(text, edits)
         removed.update(line_map.removed)
-        remap.append(line_map)
-        return counter.count(fixed, fl, stream=stream, attribution=attribution, line_map=line_map), n
+        c = counter.count(fixed, fl, stream=stream, attribution=attribution, line_map=line_map)
+        if c.dispatches:  # into the lines of `text`
+            c.dispatches = [{**d, "location": [line_map(d["location"][0]), d["location"][1]] if d["location"] else None,
+                             "sources": sorted({(line_map(ln), col) for ln, col in d["sources"]})}
+                            for d in c.dispatches]
+        return c, n
+
+    def alt_cached():
+        """The what-if by the unfixed text: a hit skips the check, the fixes and the lowering."""
+        key = counter._key(f"what-if:{what_if}:{int(stream)}:{int(attribution)}", fl, text)
+        hit = counter._cached(key)
+        if hit is not None:
+            sources.extend(hit["sources"])
+            removed.update(hit["removed"])
+            notes.extend(hit["notes"])
+            return Counts(**{**hit["counts"], "seconds": 0.0}), hit["n"]
+        before = len(notes)
+        c, n = alt()
+        counter._store(key, {"counts": {k: v for k, v in asdict(c).items() if k != "seconds"}, "n": n,
+                             "sources": sources, "removed": sorted(removed), "notes": notes[before:]})
+        return c, n
 
     def alt_labelled():
         try:
-            return alt()
+            return alt_cached()
         except CompilerError as e:
             if str(e) == "cancelled":
                 raise
@@ -401,7 +411,7 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
         attr = {"dispatches": described,
                 "source_ops": len({(s["line"], s["column"]) for d in described for s in d["sources"]})}
         if wi is not None and a.dispatches is not None:
-            fixed_described = describe(a.dispatches, lines, remap[0] if remap else None, memo)
+            fixed_described = describe(a.dispatches, lines, memo=memo)
             wi["only_because_of_asserts"] = only_because_of_asserts(described, fixed_described, removed)
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
                    wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
