@@ -144,7 +144,7 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
                      types.ShowMessageParams(types.MessageType.Error, f"mlir-lsp: dispatch count: {e}"))
         _refresh_lenses(ls)
         if result["compile_errors"] or had_diagnostics:
-            _in_loop(ls, ls.publish, uri)
+            _publish(ls, uri)
         return result
     finally:
         progress.end()
@@ -158,7 +158,7 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
         state.lenses[uri] = (version, lenses)
     _refresh_lenses(ls)
     if result.get("assert_sources") or had_diagnostics:
-        _in_loop(ls, ls.publish, uri)  # MLA004 shown, or earlier compile errors cleared
+        _publish(ls, uri)  # MLA004 shown, or earlier compile errors cleared
     return result
 
 
@@ -192,6 +192,14 @@ def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
             out.append((d["location"]["line"] - 1,
                         f"dispatch {d['name']} exists only because of cf.assert: gone with the asserts removed"))
     return out
+
+
+def _publish(ls, uri: str) -> None:
+    """Diagnostics again from a worker thread (clients that pull get a refresh request)."""
+    if hasattr(ls, "publish_threadsafe") and getattr(ls, "event_loop", None) is not None:
+        ls.publish_threadsafe(uri)
+    else:
+        _in_loop(ls, ls.publish, uri)
 
 
 def _in_loop(ls, fn, *args) -> None:
