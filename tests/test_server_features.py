@@ -4,9 +4,11 @@ incremental edits, configuration pulled from the client, files watched on disk, 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -243,3 +245,67 @@ def test_server_exits_when_the_client_process_is_gone():
                 p.kill()
                 p.wait()
         server.stdin.close()
+
+
+def _descendants(pid: int) -> set[int]:
+    kids: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            kids.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            pass
+    out, todo = set(), [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.add(k)
+            todo.append(k)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_no_compile_outlives_a_server_whose_client_vanishes(tmp_path):
+    """The client dies without `shutdown`/`exit` while a dispatch count compiles the prompt
+    encoder in the background: the server exits and takes its compile with it."""
+    import json
+
+    server = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})  # no cached count
+
+    def send(msg):
+        body = json.dumps(msg).encode()
+        server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        server.stdin.flush()
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None,
+                                                                          "capabilities": {}}})
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": ENCODER.as_uri(), "languageId": "mlir", "version": 1, "text": ENCODER_TEXT}}})
+        deadline = time.monotonic() + 60
+        compiles: set[int] = set()
+        while time.monotonic() < deadline and len(compiles) < 2:  # the venv's launcher and the binary
+            compiles = {p for p in _descendants(server.pid)
+                        if "iree-compile" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")}
+            time.sleep(0.2)
+        assert compiles, "the dispatch count did not start"
+        assert all(_alive(p) for p in compiles)
+        server.stdin.close()  # the editor is gone: no shutdown, no exit
+        closed = time.monotonic()
+        server.wait(timeout=10)  # at once, not after the compile (~6 s and more) ends
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and any(_alive(p) for p in compiles):
+            time.sleep(0.2)
+        assert not [p for p in compiles if _alive(p)], "a compile outlived the server"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

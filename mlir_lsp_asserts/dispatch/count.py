@@ -158,12 +158,17 @@ class DispatchCounter:
                 pass
 
     def cancel_all(self) -> None:
+        """Kill every run of this counter, and refuse new ones (a what-if still preparing its
+        text would otherwise start its compile after the cancel)."""
+        self.cancelled = True
         for r in list(self.runs):
             r.cancel()
 
     def _run(self, argv: list[str], files: dict | None = None) -> str:
         run = Run(argv, self.timeout)
         self.runs.append(run)
+        if getattr(self, "cancelled", False):
+            run.cancel()  # after the append: a cancel racing with us cannot miss this run
         try:
             code, err = run.run()
         finally:

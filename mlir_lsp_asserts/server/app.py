@@ -258,12 +258,26 @@ def _exit_with_client(pid: int) -> None:
                 os.kill(pid, 0)
             except ProcessLookupError:
                 log.warning("client process %d is gone; exiting", pid)
-                for uri in list(dispatch_state.running):
-                    dispatch_state.cancel(uri)  # no compile outlives us
+                stop_background(server)
                 os._exit(0)
             except PermissionError:
                 pass
     threading.Thread(target=watch, name="client-watch", daemon=True).start()
+
+
+def stop_background(ls: MlirLspServer) -> None:
+    """Kill every child we started (compiles, real-parser runs) and stop the watcher: no
+    process outlives the server, whichever way it ends."""
+    for uri in set(dispatch_state.running) | set(dispatch_state.timers):
+        dispatch_state.cancel(uri)
+    for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
+        ls.parser_diagnostics.forget(uri)
+    workspace_feature.stop()
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: MlirLspServer, params):
+    stop_background(ls)
 
 
 # -- document sync ------------------------------------------------------------------------------
@@ -375,9 +389,12 @@ workspace_feature.setup(server)
 
 
 def run_server(tcp: str | None = None) -> int:
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
+    try:
+        if tcp:
+            host, _, port = tcp.rpartition(":")
+            server.start_tcp(host or "127.0.0.1", int(port))
+        else:
+            server.start_io()  # returns when the client closes our stdin, with or without `exit`
+    finally:
+        stop_background(server)
     return 0

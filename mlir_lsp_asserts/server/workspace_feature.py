@@ -260,6 +260,4 @@ class _Progress:
 
 
 def setup(server) -> None:
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls, params):
-        stop(ls)
+    """Nothing to register: the server calls `start`, `opened`, `closed` and `stop`."""
