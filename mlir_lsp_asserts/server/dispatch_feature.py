@@ -41,6 +41,9 @@ class DispatchState:
         self.enabled = True
         self.trigger = "save"  # "save", "idle" (after idle_ms of no typing) or "manual"
         self.idle_ms = 1500
+        # Past this size counts start only on request (the lens, the command): a 50 MB module
+        # compiles for many minutes, which should not start on every open or save.
+        self.auto_max_mb = 16.0
         self.timers: dict[str, threading.Timer] = {}
 
     def configure(self, opts: dict) -> list[str]:
@@ -57,7 +60,8 @@ class DispatchState:
             self.trigger = d["trigger"]
         elif "trigger" in d:
             problems.append(f"dispatch.trigger must be save, idle or manual, not {d['trigger']!r}")
-        for key, attr, typ in (("idleMs", "idle_ms", int), ("timeout", "timeout", float)):
+        for key, attr, typ in (("idleMs", "idle_ms", int), ("timeout", "timeout", float),
+                               ("autoMaxMegabytes", "auto_max_mb", float)):
             if key in d:
                 try:
                     setattr(self, attr, typ(d[key]))
@@ -248,6 +252,9 @@ def schedule(ls, state: DispatchState, uri: str, reason: str) -> None:
     if not state.enabled or state.trigger == "manual":
         return
     if reason == "change" and state.trigger != "idle":
+        return
+    doc = ls.document(uri)
+    if doc is None or sum(len(p) for p in doc.parts()) > state.auto_max_mb * 1024 * 1024:
         return
     delay = state.idle_ms / 1000 if reason == "change" else 0.0
     t = threading.Timer(delay, compute, args=(ls, state, uri, False))
