@@ -170,3 +170,21 @@ def test_what_if_hit_skips_the_fixes(tmp_path, monkeypatch):
                               profile_flags("default"), what_if="strip", attribution=True).as_json()
     assert again["seconds"] < 0.5
     assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in first.items() if k != "seconds"}
+
+
+def test_the_console_script_is_skipped_for_the_binary():
+    from mlir_lsp_asserts.dispatch.compiler import _past_wrapper, find_compiler
+
+    script = Path(sys.executable).with_name("iree-compile")
+    real = find_compiler().path
+    assert Path(real).name == "iree-compile" and Path(real).parent.name == "_mlir_libs"
+    assert _past_wrapper(str(script)) == real
+    assert _past_wrapper(real) == real  # a binary stays as it is
+
+
+def test_a_wrapper_of_another_python_is_kept(tmp_path):
+    from mlir_lsp_asserts.dispatch.compiler import _past_wrapper
+
+    other = tmp_path / "iree-compile"
+    other.write_text("#!/other/venv/bin/python\nfrom iree.compiler.tools.scripts.iree_compile.__main__ import main\n")
+    assert _past_wrapper(str(other)) == str(other)

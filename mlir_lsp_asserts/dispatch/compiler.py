@@ -48,11 +48,38 @@ def find_compiler(setting: str | None = None) -> Compiler:
     for c in candidates:
         tried.append(c)
         if os.path.isfile(c) and os.access(c, os.X_OK):
+            c = _past_wrapper(c)
             return Compiler(c, compiler_version(c))
         if setting and c == os.path.expanduser(setting):
             raise CompilerError(f"iree-compile not found at the configured path {c}")
     raise CompilerError("iree-compile not found (tried: " + ", ".join(tried) +
                         "); install iree-base-compiler or set the compiler path")
+
+
+WRAPPER_MODULE = "iree.compiler.tools.scripts.iree_compile"
+
+
+def _past_wrapper(path: str) -> str:
+    """The real binary behind the pip package's `iree-compile` console script, when that script
+    runs on this very Python: the script is a Python start-up plus a `subprocess.call` of the
+    binary (~0.1 s of CPU per compile, a fixed cost every preview would pay again)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return path
+    if not head.startswith(b"#!") or WRAPPER_MODULE.encode() not in head:
+        return path
+    interpreter = head[2:].split(b"\n", 1)[0].strip().decode(errors="replace")
+    if os.path.abspath(interpreter) != os.path.abspath(sys.executable):  # this venv, this iree package
+        return path
+    import importlib.util
+
+    spec = importlib.util.find_spec("iree.compiler")
+    if spec is None or not spec.submodule_search_locations:
+        return path
+    real = os.path.join(list(spec.submodule_search_locations)[0], "_mlir_libs", "iree-compile")
+    return real if os.path.isfile(real) and os.access(real, os.X_OK) else path
 
 
 @functools.lru_cache(maxsize=16)
@@ -143,8 +170,10 @@ class Run:
         self._kill()
 
     def _kill(self) -> None:
+        # The whole group, even when its leader has exited: the venv's iree-compile is a Python
+        # launcher whose child (the real binary) outlives it when the launcher is killed.
         p = self._proc
-        if p is not None and p.poll() is None:
+        if p is not None:
             try:
                 os.killpg(p.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -186,8 +215,8 @@ class Run:
             code = self._proc.wait()
         finally:
             timer.cancel()
+            self._kill()  # stragglers of the group first: they hold the stderr pipe open
             t.join(timeout=5)
-            self._kill()
         err = b"".join(chunks).decode("utf-8", "replace")
         if size > max_stderr:
             err += f"\n... ({size - max_stderr} more bytes of output not shown)"
