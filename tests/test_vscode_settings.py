@@ -3,7 +3,9 @@ defaults (`mlir-lsp --show-settings`): one source of truth, no node needed."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 
 from conftest import REPO, run_cli
 
@@ -40,3 +42,25 @@ def test_package_json_declares_every_server_setting_with_the_server_default():
         assert len(declared[key].get("markdownDescription") or declared[key].get("description", "")) > 20, key
         if "enum" in declared[key]:
             assert value in declared[key]["enum"], key
+
+
+def _keys_read(fn, var: str) -> set[str]:
+    """The setting keys a configure function reads from the dict named var."""
+    src = inspect.getsource(fn)
+    pats = (rf'"(\w+)" in {var}\b', rf'\b{var}\.get\("(\w+)"', rf'\b{var}\["(\w+)"\]', r'\("(\w+)", "\w+", (?!")')  # (key, attribute, type or scale) tables
+    return {m for p in pats for m in re.findall(p, src)}
+
+
+def test_show_settings_lists_every_key_the_server_reads():
+    """A setting added to the server but not to settings_schema.py (and so not to package.json) fails here."""
+    from mlir_lsp_asserts.server import app, workspace_feature
+    from mlir_lsp_asserts.server.dispatch_feature import DispatchState
+    from mlir_lsp_asserts.settings_schema import server_settings_defaults
+
+    shown = server_settings_defaults()
+    assert _keys_read(DispatchState.configure, "d") <= set(shown["dispatch"])
+    assert _keys_read(workspace_feature.configure, "w") <= set(shown["workspace"])
+    top = _keys_read(app.apply_options, "opts") | set(re.findall(r'"(\w+)"', re.search(
+        r"k in \(([^)]*)\)", inspect.getsource(app.apply_options)).group(1)))
+    top -= {"fix-mode", "fix_mode"}  # spellings of fixMode
+    assert top <= set(shown), sorted(top - set(shown))

@@ -64,7 +64,11 @@ try {
   // 1. The seed: squiggles, the 4 findings in the Problems panel.
   await openFile(path.basename(cfg.seed));
   await page.locator(".monaco-editor .squiggly-warning").first().waitFor();
-  seen.squiggles = await page.locator(".monaco-editor .squiggly-warning").count();
+  // Counted again until seen: a diagnostics refresh re-renders the decorations.
+  for (const t = Date.now(); Date.now() - t < 15000; await page.waitForTimeout(200)) {
+    seen.squiggles = await page.locator(".monaco-editor .squiggly-warning").count();
+    if (seen.squiggles > 0) break;
+  }
   log(`squiggles: ${seen.squiggles}`);
   await page.keyboard.press("Control+Shift+M");
   await page.locator(".markers-panel").waitFor();
@@ -130,7 +134,7 @@ try {
   const irError = page.locator(".notifications-toasts .notification-list-item", { hasText: "dispatch-creation IR" });
   await irTab.or(irError).first().waitFor({ timeout: 120000 });
   seen.dispatchIR = (await irTab.count()) > 0
-    ? { tab: true, text: (await page.locator(".monaco-editor .view-lines").first().innerText()).slice(0, 2000) }
+    ? { tab: true, text: (await page.locator(".monaco-editor .view-lines", { hasText: "flow.dispatch.workgroups" }).first().innerText()).replace(/\u00a0/g, " ") }
     : { tab: false, error: (await irError.first().innerText()).replace(/\s+/g, " ") };
   log(`dispatch IR: ${JSON.stringify(seen.dispatchIR).slice(0, 200)}`);
   await shot(page, "5-dispatch-ir");

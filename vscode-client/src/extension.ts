@@ -24,7 +24,9 @@ const SECTION = "mlirLsp";
 const DISPATCH_REQUEST = "mlirLsp/dispatchCount";
 const DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR";
 const BYTECODE_REQUEST = "mlirLsp/bytecodeToText";
+// Commands the server registers (executeCommand); VS Code commands of the extension must not reuse these ids.
 const SERVER_DISPATCH_COMMAND = "mlirLsp.dispatchCount";
+const SERVER_DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR";
 const DISPATCH_IR_SCHEME = "mlir-lsp-dispatch-ir";
 const BYTECODE_SCHEME = "mlir-lsp-bytecode";
 export const KINDS = {
@@ -140,14 +142,16 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
           return params.items.map((item): unknown => (item.section === SECTION ? currentSettings() : vscode.workspace.getConfiguration().get<unknown>(item.section ?? "") ?? null));
         },
       },
-      // The code lens's command goes through the status bar, so both show the same count.
+      // The code lenses' commands: the count goes through the status bar (both show the same
+      // count), the IR opens in a read-only editor.
       executeCommand: async (command, args: unknown[], next): Promise<unknown> => {
-        if (command === SERVER_DISPATCH_COMMAND) {
-          const uri = typeof args[0] === "string" ? vscode.Uri.parse(args[0]) : vscode.window.activeTextEditor?.document.uri;
-          const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri?.toString());
-          if (doc !== undefined) {
-            return status.compute(doc);
-          }
+        const uri = typeof args[0] === "string" ? vscode.Uri.parse(args[0]) : vscode.window.activeTextEditor?.document.uri;
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri?.toString());
+        if (command === SERVER_DISPATCH_COMMAND && doc !== undefined) {
+          return status.compute(doc);
+        }
+        if (command === SERVER_DISPATCH_IR_COMMAND && doc !== undefined) {
+          return showDispatchIR(doc);
         }
         return (await next(command, args)) as unknown;
       },
@@ -262,8 +266,8 @@ function baseName(uri: vscode.Uri): string {
   return uri.path.split("/").pop() ?? "document";
 }
 
-async function showDispatchIR(): Promise<void> {
-  const doc = activeMlir();
+async function showDispatchIR(target?: vscode.TextDocument): Promise<void> {
+  const doc = target ?? activeMlir();
   const c = runningClient();
   if (doc === undefined || c === undefined) {
     return;
@@ -278,7 +282,7 @@ async function showDispatchIR(): Promise<void> {
     void vscode.window.showErrorMessage(`mlir-lsp: show dispatch-creation IR: ${errorText(e)}`);
     return;
   }
-  if (result === null || typeof result.text !== "string") {
+  if (result === null || typeof result.text !== "string" || result.error !== undefined) {
     void vscode.window.showErrorMessage(`mlir-lsp: show dispatch-creation IR: ${result?.error ?? "no IR in the server's answer"}`);
     return;
   }
@@ -467,7 +471,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await status.compute(doc);
     }
   });
-  command("mlirLsp.showDispatchIR", showDispatchIR);
+  command("mlirLsp.openDispatchIR", () => showDispatchIR());
   command("mlirLsp.showBytecodeAsText", showBytecodeAsText);
   // A .mlirbc file opened in an editor gets its text view beside it, through the server.
   context.subscriptions.push(vscode.window.tabGroups.onDidChangeTabs((e) => {
