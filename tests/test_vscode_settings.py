@@ -64,3 +64,15 @@ def test_show_settings_lists_every_key_the_server_reads():
         r"k in \(([^)]*)\)", inspect.getsource(app.apply_options)).group(1)))
     top -= {"fix-mode", "fix_mode"}  # spellings of fixMode
     assert top <= set(shown), sorted(top - set(shown))
+
+
+def test_extension_commands_do_not_reuse_the_server_command_ids():
+    """vscode-languageclient registers the server's executeCommand ids as VS Code commands; an
+    extension command with the same id makes the client fail to start."""
+    server_ids = set()
+    for src in (REPO / "mlir_lsp_asserts" / "server").glob("*.py"):
+        server_ids |= set(re.findall(r'_COMMAND = "([\w.]+)"', src.read_text()))
+    assert "mlirLsp.dispatchCount" in server_ids
+    pkg = json.loads((REPO / "vscode-client" / "package.json").read_text())
+    mine = {c["command"] for c in pkg["contributes"]["commands"]}
+    assert not mine & server_ids, mine & server_ids
