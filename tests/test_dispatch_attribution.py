@@ -188,3 +188,11 @@ def test_a_wrapper_of_another_python_is_kept(tmp_path):
     other = tmp_path / "iree-compile"
     other.write_text("#!/other/venv/bin/python\nfrom iree.compiler.tools.scripts.iree_compile.__main__ import main\n")
     assert _past_wrapper(str(other)) == str(other)
+
+
+def test_a_failed_file_does_not_cancel_the_next(tmp_path):
+    bad = tmp_path / "broken.mlir"
+    bad.write_text("func.func @f() {\n  %0 = arith.constant 1 : i32\n  return %0 : i32\n}\n")
+    p = mlir_lsp("--dispatch-count", "--what-if", bad, REPRO, cache=tmp_path)
+    assert p.returncode == 2 and "cancelled" not in p.stderr
+    assert f"{REPRO}: 4 dispatches, 3 with the asserts removed" in p.stdout

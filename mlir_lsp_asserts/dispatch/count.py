@@ -397,14 +397,20 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     attr = None
     if what_if:
         workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            fb, fa = pool.submit(base), pool.submit(alt_labelled)
-            try:
-                b = fb.result()
-                a, n = fa.result()
-            except BaseException:
-                counter.cancel_all()
-                raise
+        own_cancel = False
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                fb, fa = pool.submit(base), pool.submit(alt_labelled)
+                try:
+                    b = fb.result()
+                    a, n = fa.result()
+                except BaseException:
+                    own_cancel = not getattr(counter, "cancelled", False)
+                    counter.cancel_all()  # the other side too, also a compile it has yet to start
+                    raise
+        finally:
+            if own_cancel:  # both sides are done now: the counter serves the next file again
+                counter.cancelled = False
         wi = {"mode": what_if, "flow_dispatches": a.flow_dispatches, "stream_dispatches": a.stream_dispatches,
               "per_function": a.per_function, "asserts_fixed": n,
               "saved": b.flow_dispatches - a.flow_dispatches, "only_because_of_asserts": None}
