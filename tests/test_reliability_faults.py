@@ -1,0 +1,188 @@
+"""Faults of the compiler, seen from the real server (stdio): iree-compile missing, exiting
+non-zero, killed by a signal, hanging past the timeout, printing megabytes. Each gives one clear
+message (the request's error, one window/showMessage), leaves no compiler process behind (the
+process table, /proc), and the server still answers.
+
+The real iree-compile makes the faults wherever it can: a document it rejects (exit 1), a real
+compile of the SDXL prompt encoder killed by the test with SIGSEGV or SIGKILL, the same compile
+with a 1 s timeout, `--mlir-print-ir-before-all --mlir-print-ir-after-all` for megabytes of
+output. Two faults need a wrapper (a small shell script named iree-compile-*, outside the
+workspace, which the compilerPath policy allows): a configured compiler that disappears, and a
+run of the real compiler followed by an exit status of its own (3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from reliability_lsp import ENCODER, REPRO, compiler_processes, lsp_server, open_and_wait, still_answers, wait_until
+
+REAL = str(Path(sys.executable).with_name("iree-compile"))
+BROKEN = "func.func @f() {\n  %0 = arith.constant 1 : i32\n  return %0 : i32\n}\n"
+
+
+def wrapper(path: Path, body: str) -> Path:
+    """A wrapper around the real compiler (only where the real one cannot show the fault)."""
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+async def configure(lsp, **dispatch) -> None:
+    lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"mlirLsp": {"dispatch": {"trigger": "manual", **dispatch}}}))
+    await asyncio.sleep(0.2)
+
+
+async def count(lsp, uri: str, timeout: float = 120):
+    return await asyncio.wait_for(lsp.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri}), timeout)
+
+
+def errors_shown(lsp, since: int) -> list[str]:
+    return [m.message for m in lsp.shown[since:] if m.type == types.MessageType.Error]
+
+
+async def one_error_shown(lsp, since: int) -> str:
+    """The one error message shown since `since` (it may arrive just after the response)."""
+    await wait_until(lambda: errors_shown(lsp, since), timeout=5)
+    await asyncio.sleep(0.1)
+    shown = errors_shown(lsp, since)
+    assert len(shown) == 1, shown
+    return shown[0]
+
+
+def no_orphans(marker: str) -> None:
+    left = compiler_processes(marker)
+    assert not left, f"compiler processes left behind: {left}"
+
+
+async def wait_for_the_real_compiler(marker: str):
+    """The compile's processes (pid, parent, cmdline), once the real binary runs."""
+    def found():
+        ps = compiler_processes(marker)
+        return ps if any("--compile-to" in p[2] for p in ps) and len(ps) >= 1 else None
+    return await wait_until(found, timeout=30)
+
+
+async def opened(lsp, tmp_path, *names):
+    docs = {"repro": REPRO.read_text(), "broken": BROKEN, "encoder": ENCODER.read_text()}
+    paths = []
+    for name in names:
+        p = tmp_path / f"{name}.mlir"
+        p.write_text(docs[name])
+        await open_and_wait(lsp, p.as_uri(), docs[name])
+        paths.append(p)
+    return paths
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_exit_status_megabytes_and_a_missing_compiler(tmp_path):
+    marker = str(tmp_path)
+    async with lsp_server(tmp_path, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}) as lsp:
+        repro, broken = await opened(lsp, tmp_path, "repro", "broken")
+
+        # exit 1: the real compiler rejects the document
+        n = len(lsp.shown)
+        res = await count(lsp, broken.as_uri())
+        assert "iree-compile failed (exit 1) at line 3" in res.error, res
+        assert "exit 1" in await one_error_shown(lsp, n)
+        no_orphans(marker)
+        await still_answers(lsp, repro.as_uri())
+
+        # megabytes on stderr (real flags, ~2 MB): drained and capped, the count stands
+        await configure(lsp, flags="--mlir-print-ir-before-all --mlir-print-ir-after-all --mlir-print-debuginfo")
+        res = await count(lsp, repro.as_uri())
+        assert getattr(res, "flow_dispatches", None) == 4, res
+        await configure(lsp, flags="")
+        no_orphans(marker)
+
+        # a non-zero exit of its own after a real run (wrapper: the real compiler cannot do this)
+        three = wrapper(tmp_path / "iree-compile-exit3", f'"{REAL}" "$@"\nexit 3\n')
+        await configure(lsp, compilerPath=str(three))
+        n = len(lsp.shown)
+        res = await count(lsp, broken.as_uri())
+        assert "exit 3" in res.error, res
+        await one_error_shown(lsp, n)
+        no_orphans(marker)
+
+        # missing: the configured compiler is deleted (wrapper, as above)
+        gone = wrapper(tmp_path / "iree-compile-gone", f'exec "{REAL}" "$@"\n')
+        await configure(lsp, compilerPath=str(gone))
+        gone.unlink()
+        n = len(lsp.shown)
+        res = await count(lsp, repro.as_uri())
+        assert "not found" in res.error or "cannot run" in res.error, res
+        await one_error_shown(lsp, n)
+        await still_answers(lsp, repro.as_uri())
+    no_orphans(marker)
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+async def test_timeout_and_signals_during_a_real_compile(tmp_path):
+    marker = str(tmp_path)
+    async with lsp_server(tmp_path, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}) as lsp:
+        repro, encoder = await opened(lsp, tmp_path, "repro", "encoder")
+
+        # hanging past the timeout: the real compile of the encoder takes several seconds
+        await configure(lsp, timeout=1)
+        n = len(lsp.shown)
+        res = await count(lsp, encoder.as_uri())
+        assert "longer than the 1 s timeout" in res.error, res
+        await one_error_shown(lsp, n)
+        await asyncio.sleep(0.3)
+        no_orphans(marker)
+        await still_answers(lsp, repro.as_uri())
+
+        # killed by a signal from outside, in the middle of a real compile
+        await configure(lsp, timeout=300)
+        for sig in (signal.SIGSEGV, signal.SIGKILL):
+            n = len(lsp.shown)
+            pending = asyncio.ensure_future(count(lsp, encoder.as_uri()))
+            assert await wait_for_the_real_compiler(marker), "the compile did not start"
+            while not pending.done():  # every compile the request starts (a retry too) is killed
+                procs = compiler_processes(marker)
+                pids = {p[0] for p in procs}
+                for pid, ppid, _cmd in procs:
+                    if ppid not in pids:  # the process the server started, not its child
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, sig)
+                await asyncio.sleep(0.05)
+            res = await pending
+            assert "iree-compile" in res.error and f"({sig.name})" in res.error, res  # "crashed (SIGSEGV)"
+            await one_error_shown(lsp, n)
+            no_orphans(marker)  # its child (the real binary under the venv's launcher) went too
+            await still_answers(lsp, repro.as_uri())
+    no_orphans(marker)
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+async def test_closing_the_document_or_stopping_the_server_kills_its_compile(tmp_path):
+    marker = str(tmp_path)
+    encoder = tmp_path / "encoder.mlir"
+    encoder.write_text(ENCODER.read_text())
+    async with lsp_server(tmp_path, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}) as lsp:
+        await open_and_wait(lsp, encoder.as_uri(), encoder.read_text())
+        pending = asyncio.ensure_future(count(lsp, encoder.as_uri()))
+        assert await wait_for_the_real_compiler(marker)
+        lsp.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(encoder.as_uri())))
+        res = await pending
+        assert "cancelled" in res.error
+        assert not await wait_until(lambda: not compiler_processes(marker), timeout=5) is False
+        no_orphans(marker)
+        await open_and_wait(lsp, encoder.as_uri(), encoder.read_text(), version=2)
+        asyncio.ensure_future(count(lsp, encoder.as_uri()))
+        assert await wait_for_the_real_compiler(marker)
+    # the server was shut down mid-compile: the compile went with it
+    await wait_until(lambda: not compiler_processes(marker), timeout=10)
+    no_orphans(marker)
