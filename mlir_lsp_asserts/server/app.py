@@ -218,8 +218,7 @@ async def pull_configuration(ls: MlirLspServer) -> None:
         return
     if got and isinstance(got[0], dict) and got[0]:
         apply_options(ls, got[0])
-        for uri in list(ls.documents):
-            ls.publish(uri)
+        republish(ls)
 
 
 @server.feature(types.INITIALIZE)
@@ -243,8 +242,17 @@ async def did_change_configuration(ls: MlirLspServer, params: types.DidChangeCon
     # Push-style clients send the settings; pull-style ones (VS Code) send null: ask them.
     if not apply_options(ls, params.settings):
         await pull_configuration(ls)
+    republish(ls)
+
+
+def republish(ls: MlirLspServer) -> None:
+    """New settings: push to the documents whose diagnostics are pushed, and ask clients that
+    pull to pull again (one refresh for all their documents)."""
     for uri in list(ls.documents):
-        ls.publish(uri)
+        if uri not in ls.pulled:
+            ls.publish(uri)
+    if ls.pulled:
+        ls.publish(next(iter(ls.pulled)), refresh_pull=True)
 
 
 def _exit_with_client(pid: int) -> None:

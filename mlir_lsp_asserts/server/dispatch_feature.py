@@ -361,8 +361,14 @@ def _serving(handler, state: DispatchState):
     return serve
 
 
+def _compute_for_client(ls, state: DispatchState, uri: str) -> dict:
+    """The request: the client shows the result (a status bar), so a failure is in the answer
+    only, not also in a message box."""
+    return compute(ls, state, uri, interactive=False)
+
+
 def setup(server, state: DispatchState) -> None:
-    for name, is_command, handler in ((DISPATCH_REQUEST, False, compute), (DISPATCH_COMMAND, True, compute),
+    for name, is_command, handler in ((DISPATCH_REQUEST, False, _compute_for_client), (DISPATCH_COMMAND, True, compute),
                                       (DISPATCH_IR_REQUEST, False, dispatch_ir),
                                       (DISPATCH_IR_COMMAND, True, dispatch_ir)):
         register = server.command if is_command else server.feature
