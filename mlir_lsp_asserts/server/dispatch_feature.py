@@ -45,6 +45,8 @@ class DispatchState:
         # compiles for many minutes, which should not start on every open or save.
         self.auto_max_mb = 16.0
         self.timers: dict[str, threading.Timer] = {}
+        # uri -> (version, done): a count in progress, shared by requests for the same version
+        self.inflight: dict[str, tuple[object, threading.Event]] = {}
 
     def configure(self, opts: dict) -> list[str]:
         """Apply the `dispatch` settings; returns messages about bad values (defaults kept)."""
@@ -123,6 +125,27 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
     if got is None:
         return {"error": f"document not open: {uri}"}
     version, text, path = got
+    with state.lock:
+        running = state.inflight.get(uri)
+        if running is None or running[0] != version:
+            state.inflight[uri] = mine = (version, threading.Event())
+        else:
+            mine = None
+    if mine is None:  # the same version is being counted (on open or save): share its answer
+        running[1].wait()
+        with state.lock:
+            r = state.results.get(uri)
+        return r[1] if r and r[0] == version else {"error": "cancelled: the document changed"}
+    try:
+        return _compute(ls, state, uri, version, text, path, interactive)
+    finally:
+        with state.lock:
+            if state.inflight.get(uri) is mine:
+                del state.inflight[uri]
+        mine[1].set()
+
+
+def _compute(ls, state: DispatchState, uri: str, version, text: str, path, interactive: bool) -> dict:
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
     progress = _Progress(ls, token, f"iree-compile: counting dispatches ({state.profile})")
     own: DispatchCounter | None = None
