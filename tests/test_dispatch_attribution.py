@@ -5,8 +5,6 @@ The real iree-compile on the small repro (< 1 s a compile); faults with tiny fak
 
 from __future__ import annotations
 
-import json
-import os
 import stat
 import sys
 import time
