@@ -228,3 +228,8 @@ async def test_dispatch_count_on_save_shows_in_lens_and_hover(client: LanguageCl
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(17, 6)))
     assert "saves 1 dispatch " in hover.contents.value
+    # the second gather's assert: its dispatch is the hoisted initializer that exists only because of asserts
+    second = next(i for i, ln in enumerate(path.read_text().split("\n")) if "cf.assert" in ln and i > 20)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(second, 6)))
+    assert "exists only because of asserts" in hover.contents.value, hover.contents.value

@@ -213,9 +213,7 @@ def assert_hover(ls, c: Cursor, dispatch_note) -> types.Hover | None:
             parts.append(f"- fix: {assume.title.split(': ', 1)[1]}")
         elif f.assume_unavailable:
             parts.append(f"- no util.assume.int rewrite: {f.assume_unavailable}")
-        note = dispatch_note(c.doc)
-        if note:
-            parts.append(note)
+        parts.extend(dispatch_note(c.doc, f.span.start_pos.line + c.line0))
         if f.doc_url:
             parts.append(f"\n[{f.code} documentation]({f.doc_url})")
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n".join(parts)),
@@ -261,14 +259,16 @@ def word_hover(c: Cursor) -> types.Hover | None:
 def setup(server) -> None:
     from . import dispatch_feature
 
-    def dispatch_note(doc) -> str | None:
+    def dispatch_note(doc, line: int) -> list[str]:
+        """What the last dispatch count says about the assert at `line` (nothing if none yet)."""
         from .app import dispatch_state
 
+        out = []
         saved = dispatch_feature.saved_dispatches(dispatch_state, doc.uri, doc.version)
-        if saved is None:
-            return None
-        return (f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
-                f"(iree-compile, {dispatch_state.profile})")
+        if saved is not None:
+            out.append(f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
+                       f"(iree-compile, {dispatch_state.profile})")
+        return out + dispatch_feature.hover_lines(dispatch_state, doc.uri, doc.version, line)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls, params: types.HoverParams):
