@@ -10,7 +10,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 from . import __version__
 from .reporting import OUTPUT_FORMATS, RENDERERS, FileReport, render_statistics
@@ -152,6 +151,8 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
     jobs = args.jobs or cpu_count()
     if len(files) >= PARALLEL_THRESHOLD and jobs > 1:
         disk = [f for f in files if f != "-"]
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             chunk = max(1, len(disk) // (jobs * 8))
             for oc in pool.map(run_file, disk, [opts] * len(disk), chunksize=chunk):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from xml.sax.saxutils import quoteattr
 
 from . import __version__
 from .findings import Finding
@@ -180,6 +179,8 @@ def render_sarif(reports: list[FileReport]) -> str:
 
 
 def render_junit(reports: list[FileReport]) -> str:
+    from xml.sax.saxutils import quoteattr  # here: it imports urllib (~60 ms of every start-up)
+
     total = sum(len(r.findings) for r in reports)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<testsuites name="mlir-lsp" tests="{max(total, len(reports))}" failures="{total}">']
