@@ -41,7 +41,35 @@ def fmt_rate(n: int, seconds: float) -> str:
     return f"{rate:,.0f}/s; 1,000,000 inputs take {million / 60:,.1f} min at this rate"
 
 
+def soak_reader_plain(inputs: int, seconds: float) -> None:
+    """Without atheris: the same mutations and oracle, seeded random (not coverage-guided)."""
+    import fuzzlib
+
+    say(f"== reader + rules: random mutations (atheris is not installed), up to {inputs:,} inputs or {seconds:,.0f} s")
+    c = fuzzlib.RandomChooser(random.Random(5))
+    sources = fuzzlib.reader_sources()
+    n = crashes = 0
+    t0 = time.monotonic()
+    while n < inputs and time.monotonic() - t0 < seconds:
+        text = fuzzlib.mutate(c, sources)
+        n += 1
+        try:
+            fuzzlib.check_reader(text)
+        except Exception as e:  # noqa: BLE001
+            crashes += 1
+            say(f"   crash: {type(e).__name__}: {str(e)[:160]}")
+    elapsed = time.monotonic() - t0
+    say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}")
+    if crashes:
+        FAILED.append("reader")
+
+
 def soak_reader(inputs: int, seconds: float, workdir: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("atheris") is None:
+        soak_reader_plain(inputs, seconds)
+        return
     say(f"== reader + rules: coverage-guided fuzzing (atheris), up to {inputs:,} inputs or {seconds:,.0f} s")
     stats, art = workdir / "reader-stats.json", workdir / "reader-artifacts"
     cmd = [sys.executable, str(ROOT / "bench" / "fuzz_atheris.py"), "--stats", str(stats), "--artifacts", str(art),
@@ -114,6 +142,64 @@ def soak_fixes(inputs: int, seconds: float, seed: int = 1) -> None:
         FAILED.append("fixes")
 
 
+def soak_faults(rounds: int) -> None:
+    """The compiler fault tests (real server, real iree-compile, /proc checked), `rounds` times."""
+    say(f"== compiler faults: tests/test_reliability_faults.py x{rounds} (missing, exit 1/3, megabytes, "
+        "timeout, SIGSEGV, SIGKILL, close and shutdown mid-compile)")
+    t0 = time.monotonic()
+    failed = 0
+    for _ in range(rounds):
+        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            str(ROOT / "tests" / "test_reliability_faults.py")], cwd=ROOT, capture_output=True, text=True)
+        if p.returncode != 0:
+            failed += 1
+            say("   " + (p.stdout.strip().splitlines() or ["?"])[-1])
+    say(f"   rounds: {rounds}   failed: {failed}   faults injected: {rounds * 9}   time: {time.monotonic() - t0:,.0f} s")
+    if failed:
+        FAILED.append("faults")
+
+
+def soak_files(rounds: int, work: Path, seed: int = 3) -> None:
+    """`--fix` of a 2 MB file killed with SIGKILL at a random moment: the file is always the old or
+    the new text, and after the next run no temporary file is left."""
+    say(f"== files: --fix killed with SIGKILL at a random moment, {rounds} times")
+    rnd = random.Random(seed)
+    src = (ROOT.parent / "shared" / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir").read_bytes()
+    folder = work / "files"
+    folder.mkdir()
+    target = folder / "model.mlir"
+    fixed = None
+    old_seen = new_seen = bad = leftover = 0
+    t0 = time.monotonic()
+    for _ in range(rounds):
+        target.write_bytes(src)
+        p = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--check", "--fix", str(target)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rnd.uniform(0.0, 1.5))
+        p.kill()
+        p.wait()
+        now = target.read_bytes()
+        if now == src:
+            old_seen += 1
+        elif fixed is not None and now == fixed:
+            new_seen += 1
+        elif fixed is None and b"cf.assert %" not in now and len(now) > len(src) // 2:
+            fixed, new_seen = now, new_seen + 1
+        else:
+            bad += 1
+        subprocess.run([sys.executable, "-m", "mlir_lsp_asserts", "--check", "--fix", str(target)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        extra = [n for n in os.listdir(folder) if n != target.name]
+        leftover += len(extra)
+        for n in extra:
+            os.unlink(folder / n)
+    say(f"   kills: {rounds}   old text kept: {old_seen}   new text complete: {new_seen}   "
+        f"half-written: {bad}   temporary files left after the next run: {leftover}   "
+        f"time: {time.monotonic() - t0:,.0f} s")
+    if bad or leftover:
+        FAILED.append("files")
+
+
 SECTIONS = ("reader", "fixes", "faults", "files", "load")
 
 
@@ -142,14 +228,11 @@ def main(argv: list[str] | None = None) -> int:
         if "fixes" in only:
             soak_fixes(args.fix_inputs, args.fix_seconds)
         if "faults" in only:
-            import soak_faults
-
-            FAILED.extend(soak_faults.run(args.fault_rounds, say))
+            soak_faults(args.fault_rounds)
         if "files" in only:
-            import soak_faults
-
-            FAILED.extend(soak_faults.run_files(args.fault_rounds, say))
+            soak_files(args.fault_rounds * 5, work)
         if "load" in only:
+            sys.path.insert(0, str(ROOT / "bench"))
             import load_server
 
             FAILED.extend(load_server.run(args.load_seconds, say))
