@@ -115,6 +115,7 @@ def soak_fixes(inputs: int, seconds: float, seed: int = 1) -> None:
     n = parsed = fixes = 0
     bad: dict[str, int] = {}
     t0 = time.monotonic()
+    next_progress = t0 + 60
     while n < inputs and time.monotonic() - t0 < seconds:
         r = rnd.random()
         if r < 0.8:
@@ -135,6 +136,10 @@ def soak_fixes(inputs: int, seconds: float, seed: int = 1) -> None:
             continue
         parsed += fig["parsed"]
         fixes += fig["fixes"]
+        if time.monotonic() >= next_progress:  # figures so far (they survive a native crash)
+            next_progress += 60
+            say(f"   ... {n:,} inputs, {parsed:,} accepted, {fixes:,} fixes checked, {sum(bad.values())} bad, "
+                f"{time.monotonic() - t0:,.0f} s")
     elapsed = time.monotonic() - t0
     say(f"   inputs: {n:,}   accepted by the parser: {parsed:,}   fixes checked: {fixes:,}   "
         f"bad fixes: {sum(bad.values())}   time: {elapsed:,.0f} s   rate: {n / elapsed:,.1f} inputs/s")
@@ -231,14 +236,16 @@ def main(argv: list[str] | None = None) -> int:
         if "fixes" in only and args.in_child:
             soak_fixes(args.fix_inputs, args.fix_seconds)
         elif "fixes" in only:  # in a child: a native crash of the real parser is a figure, not the end
-            p = subprocess.run([sys.executable, __file__, "--only", "fixes", "--in-child", "--fix-inputs",
-                                str(args.fix_inputs), "--fix-seconds", str(args.fix_seconds)],
-                               capture_output=True, text=True)
-            for line in p.stdout.splitlines()[1:]:
-                if not line.startswith("== all") and not line.startswith("== FAILED"):
-                    say(line)
+            p = subprocess.Popen([sys.executable, __file__, "--only", "fixes", "--in-child", "--fix-inputs",
+                                  str(args.fix_inputs), "--fix-seconds", str(args.fix_seconds)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for line in p.stdout:
+                if not line.startswith(("mlir-lsp soak", "== all", "== FAILED")):
+                    say(line.rstrip("\n"))
+            p.stderr_text = p.stderr.read()
+            p.wait()
             if p.returncode < 0 or p.returncode not in (0, 1):
-                say(f"   NATIVE CRASH of the fixes run (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+                say(f"   NATIVE CRASH of the fixes run (exit {p.returncode}): {p.stderr_text.strip()[-300:]}")
                 say(f"   the input being checked is in {LAST_INPUT}")
                 FAILED.append("fixes (native crash)")
             elif p.returncode == 1:
