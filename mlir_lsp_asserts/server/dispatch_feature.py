@@ -384,14 +384,20 @@ def _serving(handler, state: DispatchState):
     return serve
 
 
-def _compute_for_client(ls, state: DispatchState, uri: str) -> dict:
-    """The request: the client shows the result (a status bar), so a failure is in the answer
-    only, not also in a message box."""
-    return compute(ls, state, uri, interactive=False)
+def _quiet(params) -> bool:
+    """`{"uri", "interactive": false}`: a client that shows the result itself (the VS Code
+    status bar) gets a failure in the answer only, without a message box."""
+    flag = params.get("interactive") if isinstance(params, dict) else getattr(params, "interactive", None)
+    return flag is False
 
 
 def setup(server, state: DispatchState) -> None:
-    for name, is_command, handler in ((DISPATCH_REQUEST, False, _compute_for_client), (DISPATCH_COMMAND, True, compute),
+    @server.feature(DISPATCH_REQUEST)
+    @server.thread()
+    def count_request(ls, params):
+        return compute(ls, state, _request_uri(params), interactive=not _quiet(params))
+
+    for name, is_command, handler in ((DISPATCH_COMMAND, True, compute),
                                       (DISPATCH_IR_REQUEST, False, dispatch_ir),
                                       (DISPATCH_IR_COMMAND, True, dispatch_ir)):
         register = server.command if is_command else server.feature
