@@ -309,23 +309,3 @@ def test_no_compile_outlives_a_server_whose_client_vanishes(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
-
-
-@pytest.mark.asyncio(loop_scope="function")
-async def test_a_failed_count_pops_up_only_for_clients_that_want_it(client: LanguageClient, tmp_path):
-    bad = tmp_path / "bad.mlir"
-    bad.write_text("func.func @f() -> i32 {\n  %0 = arith.constant 1 : i64\n  return %0 : i64\n}\n")
-    uri = bad.as_uri()
-    await open_doc(client, uri, bad.read_text())
-    await asyncio.sleep(0.5)
-    before = len(client.messages)
-    res = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri, "interactive": False})
-    assert res.error and res.compile_errors
-    await asyncio.sleep(0.3)
-    assert len(client.messages) == before  # the status bar shows it; no message box as well
-    res = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
-    for _ in range(50):
-        if len(client.messages) > before:
-            break
-        await asyncio.sleep(0.1)
-    assert [m.type for m in client.messages[before:]] == [types.MessageType.Error]

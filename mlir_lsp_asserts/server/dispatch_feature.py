@@ -384,18 +384,13 @@ def _serving(handler, state: DispatchState):
     return serve
 
 
-def _quiet(params) -> bool:
-    """`{"uri", "interactive": false}`: a client that shows the result itself (the VS Code
-    status bar) gets a failure in the answer only, without a message box."""
-    flag = params.get("interactive") if isinstance(params, dict) else getattr(params, "interactive", None)
-    return flag is False
-
-
 def setup(server, state: DispatchState) -> None:
     @server.feature(DISPATCH_REQUEST)
     @server.thread()
     def count_request(ls, params):
-        return compute(ls, state, _request_uri(params), interactive=not _quiet(params))
+        # The client shows the result (a status bar): a failure is in the answer only, not also
+        # in a message box. The command (code lens, palette) shows one.
+        return compute(ls, state, _request_uri(params), interactive=False)
 
     for name, is_command, handler in ((DISPATCH_COMMAND, True, compute),
                                       (DISPATCH_IR_REQUEST, False, dispatch_ir),

@@ -418,7 +418,7 @@ class DispatchStatus implements vscode.Disposable {
     const version = doc.version;
     const p = (async (): Promise<DispatchResult> => {
       try {
-        return (await c.sendRequest<DispatchResult | null>(DISPATCH_REQUEST, { uri: key, interactive: false })) ?? { error: "no answer" };
+        return (await c.sendRequest<DispatchResult | null>(DISPATCH_REQUEST, { uri: key })) ?? { error: "no answer" };
       } catch (e) {
         return { error: errorText(e) };
       }
