@@ -161,7 +161,7 @@ def soak_faults(rounds: int) -> None:
         if p.returncode != 0:
             failed += 1
             say("   " + (p.stdout.strip().splitlines() or ["?"])[-1])
-    say(f"   rounds: {rounds}   failed: {failed}   faults injected: {rounds * 9}   time: {time.monotonic() - t0:,.0f} s")
+    say(f"   rounds: {rounds}   failed: {failed}   faults injected: {rounds * 10}   time: {time.monotonic() - t0:,.0f} s")
     if failed:
         FAILED.append("faults")
 
