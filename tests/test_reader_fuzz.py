@@ -47,3 +47,23 @@ def test_unmatched_paren_of_a_block_label_at_the_end_of_the_text():
     # found by the fuzzer (shrunk): a label's `(` unmatched inside a region that ends the text
     for text in ("s{^2(}:", "func.func @f() {\n^bb0(%a: i32 }", "x.y {\n^bb1(}"):
         check_reader(text)
+
+
+def test_the_coverage_guided_harness_of_make_soak_runs(tmp_path):
+    """bench/fuzz_atheris.py (what `make soak` runs for a million inputs), for 600 inputs."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    pytest.importorskip("atheris")
+    harness = Path(__file__).resolve().parents[1] / "bench" / "fuzz_atheris.py"
+    p = subprocess.run([sys.executable, str(harness), "--stats", str(tmp_path / "s.json"), "--artifacts",
+                        str(tmp_path / "art"), "-runs=600", "-max_len=65536", "-print_final_stats=1"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "stat::number_of_executed_units: 600" in p.stderr
+    stats = json.loads((tmp_path / "s.json").read_text()) if (tmp_path / "s.json").exists() else {"crashes": 0}
+    assert stats["crashes"] == 0 and not list((tmp_path / "art").glob("crash-*")), stats
