@@ -309,3 +309,31 @@ def test_no_compile_outlives_a_server_whose_client_vanishes(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_crash_of_the_real_parser_is_said_and_the_server_lives(client: LanguageClient):
+    """The real parser runs in a child (its heap breaks down after many parses): killed by a
+    signal, it gives one information diagnostic and the server keeps serving."""
+    import signal
+
+    uri = ENCODER.as_uri()
+    await open_doc(client, uri, ENCODER_TEXT)
+    child = None
+    deadline = time.monotonic() + 30
+    while child is None and time.monotonic() < deadline:
+        for stat in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if b"mlir_lsp_asserts.server.parser_feature" in stat.read_bytes():
+                    child = int(stat.parent.name)
+            except OSError:
+                pass
+        await asyncio.sleep(0.01)
+    assert child, "no parser child started"
+    os.kill(child, signal.SIGSEGV)
+    diags = await asyncio.wait_for(wait_publish(client, uri, 1, source="iree-opt"), 60)
+    (note,) = [d for d in diags if d.source == "iree-opt"]
+    assert "IREE's parser crashed (SIGSEGV)" in note.message
+    assert note.severity == types.DiagnosticSeverity.Information
+    assert len([d for d in diags if d.code == "MLA001"]) == 16
+    assert await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))

@@ -14,9 +14,11 @@ from lsprotocol import types
 
 DEBOUNCE_SECONDS = 0.5
 MAX_CHARS = 64 * 1024 * 1024
-# The bindings' parse holds the GIL (a 50 MB parse would freeze the server for seconds): past
-# this size it runs in a child process, killed when a newer edit arrives.
-IN_PROCESS_CHARS = 1024 * 1024
+# The parse always runs in a child process, killed when a newer edit arrives: the bindings'
+# parse holds the GIL (a 50 MB parse would freeze the server for seconds), and after some
+# 25,000 parses of varied text in one process the bindings' heap breaks down (malloc abort,
+# found by the fix soak): a crash there must not take the server with it.
+IN_PROCESS_CHARS = 0
 WORKER_TIMEOUT = 300
 LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 UNKNOWN = re.compile(r"unknown .* type|unregistered dialect|Dialect `[^']*' not found|unknown attribute|"
@@ -112,26 +114,38 @@ class ParserDiagnostics:
                                 start_new_session=True)
         with self.lock:
             self.children[uri] = proc
-        timer = threading.Timer(WORKER_TIMEOUT, proc.kill)
+        expired = threading.Event()
+        timer = threading.Timer(WORKER_TIMEOUT, lambda: (expired.set(), proc.kill()))
         timer.daemon = True
         timer.start()
         try:
-            for part in parts:
-                proc.stdin.write(part.encode("utf-8", "surrogatepass"))
-            proc.stdin.close()
+            try:
+                for part in parts:
+                    proc.stdin.write(part.encode("utf-8", "surrogatepass"))
+                proc.stdin.close()
+            except OSError:
+                pass  # it died while reading (killed by a newer edit, or crashed): its status says
             out = proc.stdout.read()
             proc.wait()
-        except OSError:  # killed while we wrote: a newer edit
-            proc.kill()
-            proc.wait()
-            return None
         finally:
             timer.cancel()
             with self.lock:
-                if self.children.get(uri) is proc:
+                ours = self.children.get(uri) is proc  # else a newer edit killed it
+                if ours:
                     del self.children[uri]
-        if proc.returncode != 0:
+        if not ours:
             return None
+        if proc.returncode != 0:
+            if expired.is_set():
+                why = f"did not finish in {WORKER_TIMEOUT} s"
+            elif proc.returncode < 0:
+                why = f"crashed ({_signal_name(-proc.returncode)})"
+            else:
+                why = f"failed (exit {proc.returncode})"
+            return [types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
+                                     f"IREE's parser {why} on this text; parser and verifier checks are "
+                                     "skipped for this version (mlir-lsp's own rules still run)",
+                                     types.DiagnosticSeverity.Information, source="iree-opt")]
         try:
             return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]), types.Position(d["line"], d["col"] + 1)),
                                      d["message"], types.DiagnosticSeverity(d["severity"]), source="iree-opt")
@@ -156,6 +170,15 @@ class ParserDiagnostics:
                 t.cancel()
             self._kill_child(uri)
             self.results.pop(uri, None)
+
+
+def _signal_name(num: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 def _worker() -> int:
