@@ -18,7 +18,6 @@ MAX_CHARS = 64 * 1024 * 1024
 # parse holds the GIL (a 50 MB parse would freeze the server for seconds), and after some
 # 25,000 parses of varied text in one process the bindings' heap breaks down (malloc abort,
 # found by the fix soak): a crash there must not take the server with it.
-IN_PROCESS_CHARS = 0
 WORKER_TIMEOUT = 300
 LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 UNKNOWN = re.compile(r"unknown .* type|unregistered dialect|Dialect `[^']*' not found|unknown attribute|"
@@ -89,12 +88,9 @@ class ParserDiagnostics:
         size = sum(map(len, parts))
         if size > MAX_CHARS:
             return
-        if size <= IN_PROCESS_CHARS:
-            diags = real_diagnostics("".join(parts))
-        else:
-            diags = self._in_child(uri, parts)
-            if diags is None:
-                return  # killed by a newer edit, or the child failed
+        diags = self._in_child(uri, parts)
+        if diags is None:
+            return  # killed by a newer edit (or output that does not read as JSON)
         current = ls.document(uri)
         if current is None or current.version != version:
             return  # edited meanwhile: a newer run is scheduled
