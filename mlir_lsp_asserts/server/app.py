@@ -97,10 +97,6 @@ class MlirLspServer(LanguageServer):
             doc = self.documents.get(uri)
             return (doc.version, doc.parts()) if doc is not None else None
 
-    def document_text(self, uri: str) -> tuple[int | None, str] | None:
-        s = self.snapshot(uri)
-        return (s.version, s.source) if s else None
-
     # -- diagnostics ---------------------------------------------------------------------------
     def diagnostics(self, uri: str) -> tuple[int | None, list[types.Diagnostic]]:
         """The document's version and all its diagnostics, as LSP objects (pull requests)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import threading
 import uuid
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
@@ -17,6 +16,7 @@ from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.flags import profile_flags, split_flags
 from . import guards
+from .progress import Progress
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
@@ -101,17 +101,8 @@ class DispatchState:
 
 def document(ls, uri: str) -> tuple[int | None, str, str] | None:
     """(version, text, file path) of an open document: the one place that reads documents."""
-    if hasattr(ls, "document_text"):
-        got = ls.document_text(uri)
-        if got is None:
-            return None
-        version, text = got
-    else:
-        doc = ls.workspace.text_documents.get(uri)
-        if doc is None:
-            return None
-        version, text = doc.version, doc.source
-    return version, text, unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+    snap = ls.snapshot(uri)
+    return None if snap is None else (snap.version, snap.source, snap.path or uri)
 
 
 def _flags(ls, state: DispatchState) -> list[str]:
@@ -147,7 +138,7 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
 
 def _compute(ls, state: DispatchState, uri: str, version, text: str, path, interactive: bool) -> dict:
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
-    progress = _Progress(ls, token, f"iree-compile: counting dispatches ({state.profile})")
+    progress = Progress(ls, token, f"iree-compile: counting dispatches ({state.profile})")
     own: DispatchCounter | None = None
     with state.lock:
         before = state.results.get(uri)
@@ -242,31 +233,6 @@ def _refresh_lenses(ls) -> None:
     ws = caps.workspace if caps else None
     if ws and ws.code_lens and ws.code_lens.refresh_support:
         _in_loop(ls, ls.workspace_code_lens_refresh, None)
-
-
-class _Progress:
-    """$/progress around a compile; gives up quietly if the client refuses."""
-
-    def __init__(self, ls, token: str, title: str):
-        self.ls, self.token, self.title, self.started = ls, token, title, False
-
-    def begin(self):
-        caps = self.ls.client_capabilities
-        if not (caps and caps.window and caps.window.work_done_progress):
-            return
-        try:
-            self.ls.work_done_progress.create(self.token).result(timeout=5)
-            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
-            self.started = True
-        except Exception:  # noqa: BLE001 - a client that refuses progress
-            self.started = False
-
-    def end(self):
-        if self.started:
-            try:
-                self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
-            except Exception:  # noqa: BLE001
-                pass
 
 
 def schedule(ls, state: DispatchState, uri: str, reason: str) -> None:
@@ -401,10 +367,10 @@ def setup(server, state: DispatchState) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls, params: types.CodeLensParams):
         uri = params.text_document.uri
-        got = document(ls, uri)
-        if got is None:
+        doc = ls.document(uri)  # its version only: no copy of the text per lens request
+        if doc is None:
             return []
-        version = got[0]
+        version = doc.version
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
         with state.lock:
             cached = state.results.get(uri)

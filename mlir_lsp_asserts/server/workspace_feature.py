@@ -23,6 +23,7 @@ from ..files import discover
 from ..source import SourceError, decode
 from .convert import diagnostic
 from .documents import uri_path
+from .progress import Progress
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.3
@@ -188,7 +189,7 @@ def _scan_and_watch(ls, rs: list[str]) -> None:
 def _scan(ls, rs: list[str]) -> None:
     files, _problems = discover(rs, exclude=tuple(f"*/{d}" for d in SKIP_DIRS))
     files = [f for f in files if f.endswith(".mlir")]
-    progress = _Progress(ls, f"mlir-lsp: checking {len(files)} workspace files")
+    progress = Progress(ls, f"mlir-lsp-scan-{os.getpid()}", f"mlir-lsp: checking {len(files)} workspace files")
     progress.begin()
     try:
         if len(files) > state.max_files:
@@ -220,43 +221,6 @@ def _drain(ls) -> None:
                 continue
         for p in ready:
             check_file(ls, p)
-
-
-class _Progress:
-    """Server-initiated `$/progress` for the scan (only if the client supports it)."""
-
-    def __init__(self, ls, title: str):
-        self.ls, self.title = ls, title
-        caps = ls.client_capabilities
-        self.ok = bool(caps and caps.window and caps.window.work_done_progress)
-        self.token = f"mlir-lsp-scan-{id(self)}"
-
-    def begin(self) -> None:
-        if not self.ok or self.ls.event_loop is None:
-            return
-        import asyncio
-
-        async def go():
-            try:
-                await self.ls.work_done_progress.create_async(self.token)
-                self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title,
-                                                                                        percentage=0))
-            except Exception:  # noqa: BLE001 - progress is a courtesy
-                self.ok = False
-        fut = asyncio.run_coroutine_threadsafe(go(), self.ls.event_loop)
-        try:
-            fut.result(timeout=5)
-        except Exception:  # noqa: BLE001
-            self.ok = False
-
-    def report(self, message: str, pct: int) -> None:
-        if self.ok:
-            _in_loop(self.ls, self.ls.work_done_progress.report, self.token,
-                     types.WorkDoneProgressReport(message=message, percentage=pct))
-
-    def end(self) -> None:
-        if self.ok:
-            _in_loop(self.ls, self.ls.work_done_progress.end, self.token, types.WorkDoneProgressEnd())
 
 
 def setup(server) -> None:

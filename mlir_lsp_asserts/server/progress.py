@@ -1,0 +1,37 @@
+"""Server-initiated `$/progress` for background work (a compile, a workspace scan): created
+only if the client supports it, and given up quietly if the client refuses."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+
+class Progress:
+    def __init__(self, ls, token: str, title: str):
+        self.ls, self.token, self.title, self.started = ls, token, title, False
+
+    def begin(self) -> None:
+        caps = self.ls.client_capabilities
+        if not (caps and caps.window and caps.window.work_done_progress):
+            return
+        try:
+            self.ls.work_done_progress.create(self.token).result(timeout=5)
+            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
+            self.started = True
+        except Exception:  # noqa: BLE001 - a client that refuses progress
+            self.started = False
+
+    def report(self, message: str, percentage: int) -> None:
+        if self.started:
+            try:
+                self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
+                    message=message, percentage=percentage))
+            except Exception:  # noqa: BLE001
+                pass
+
+    def end(self) -> None:
+        if self.started:
+            try:
+                self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
+            except Exception:  # noqa: BLE001
+                pass
