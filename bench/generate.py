@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from pathlib import Path
 
 # Bump when the make-up changes; the benchmark's cache is keyed on this file's hash anyway.
@@ -282,6 +283,47 @@ def generate_big_literal(data_bytes: int, seed: int = 1) -> tuple[str, int]:
     text = (HEADER + _fill(BIG_CONST, locs, i=0, s=64, k=k, n=n, hex=_hex(rnd, 2 * k * n))
             + _fill(GATHER, locs, i=1, s=64, v=77, n=768, assert1=CUSTOM[0], assert2=CUSTOM[1]) + "}\n")
     return text, 2
+
+
+ENCODER = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
+_SSA = re.compile(r"%([\w$.\-]+)")
+_ARG = re.compile(r"arg\d+")
+
+
+def _rename(body: str, copy: int) -> str:
+    """Every SSA name of `body` renamed for copy `copy`; `%argN` (the function's arguments) kept.
+    Numeric names stay numeric (`%12` -> `%1000012`): a name starting with a digit must be all digits."""
+    if copy == 0:
+        return body
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if _ARG.fullmatch(name):
+            return m.group(0)
+        if name.isdigit():
+            return f"%{copy * 1_000_000 + int(name)}"
+        return f"%{name}_c{copy}"
+    return _SSA.sub(sub, body)
+
+
+def generate_model_shaped(copies: int = 20, source: Path = ENCODER) -> tuple[str, int]:
+    """The shape of a torch export: one function holding every op. The prompt encoder's
+    `@main$async` body is repeated `copies` times inside that one function, with every SSA value
+    renamed per copy (`%argN` kept), so the result still parses and verifies with iree-opt; the last
+    copy's values are returned. (text, number of cf.assert ops). 20 copies: ~47.5 MB, 320 asserts."""
+    text = source.read_text()
+    head = text.index("util.func public @main$async(")
+    body_start = text.index("\n", head) + 1
+    ret = text.index("    util.return", body_start)
+    ret_end = text.index("\n", ret) + 1
+    body, ret_line = text[body_start:ret], text[ret:ret_end]
+    parts = [text[:body_start]]
+    for k in range(copies):
+        parts.append(_rename(body, k))
+    parts.append(_rename(ret_line, copies - 1))
+    parts.append(text[ret_end:])
+    out = "".join(parts)
+    return out, out.count("cf.assert %")
 
 
 if __name__ == "__main__":

@@ -60,6 +60,9 @@ class Scope:
         self._uses: dict[int, list[tuple[str, int]]] = {}
         self._by_region: dict[int, dict[str, list[tuple[Op, int]]]] = {}
         self._keep: list[Region] = []  # keeps ids above valid
+        self._asked: dict[int, int] = {}  # fresh-name questions per big scope
+        self._names: dict[int, set[str]] = {}  # all SSA names of a big scope
+        self._keep_ops: list[Op] = []
 
     def uses_of_op(self, op: Op) -> list[tuple[str, int]]:
         u = self._uses.get(id(op))
@@ -86,6 +89,10 @@ class Scope:
                     for rname, _off, _count in o.results:
                         if rname == name:
                             return Definition(name, o, b, region)
+            if region.sparse is not None:  # a big block: find the statement that defines it
+                d = self._sparse_def(region.sparse, name)
+                if d is not None:
+                    return d
             # Entry-block arguments written in the op's own header: `func.func @f(%r: i4)`,
             # `flow.dispatch.workgroups(...) = (%arg0: ...)`, `scf.for %i = ...`, `iter_args(%a = ...)`.
             if self._declares(parent, name):
@@ -106,11 +113,38 @@ class Scope:
                 return True
         return False
 
-    def users(self, d: Definition) -> list[tuple[Op, int]]:
-        """(op, offset) of every use of the defined value within its scope."""
+    def _sparse_def(self, bs, name: str) -> Definition | None:
+        """The op of big block `bs` whose results include `%name` (found with a regex over the
+        block's text; the statement there is read), or None."""
+        text = self.text
+        for m in _name_pattern(name).finditer(text, bs.lo, bs.hi):
+            at = m.start()
+            if bs.pairs.containing(at) >= 0:
+                continue  # inside a nested region or dictionary: not this block's value
+            for top in bs.statement_at(at):
+                for rname, roff, _n in top.results:
+                    if rname == name and roff == at:
+                        return Definition(name, top, bs.block, bs.region)
+        return None
+
+    def users(self, d: Definition):
+        """(op, offset) of every use of the defined value within its scope. For a big block read
+        statement by statement, the uses are found with a regex and yielded as they are read."""
         if d.region is None:
             return []
+        if d.region.sparse is not None:
+            bs = d.region.sparse
+            # In a block without labels, uses follow the definition: search from there.
+            start = d.op.start if d.op is not None and not bs.has_labels() else bs.lo
+            return self._sparse_users(bs, d.name, start)
         return self._region_uses(d.region).get(d.name, [])
+
+    def _sparse_users(self, bs, name: str, start: int):
+        for m in _name_pattern(name).finditer(self.text, start, bs.hi):
+            at = m.start()
+            user = _user_at(self, bs.statement_at(at), at, name)
+            if user is not None:
+                yield user, at
 
     def _region_uses(self, region: Region) -> dict[str, list[tuple[Op, int]]]:
         """Uses by name of everything in `region` (not inside isolated ops), built once."""
@@ -144,9 +178,60 @@ class Scope:
         if not re.fullmatch(r"[A-Za-z_$.\-][\w$.\-]*|\d+", wanted):
             wanted = "v_" + re.sub(r"[^\w$.\-]", "_", wanted)
         scope = self.isolated_scope(near)
-        body = self.text[scope.start:scope.end]
+        used = self._name_test(scope)
         cand, n = wanted, 0
-        while cand in taken or re.search(r"%" + re.escape(cand) + r"(?![\w$.\-])", body):
+        while cand in taken or used(cand):
             n += 1
             cand = f"{wanted}_{n}"
         return cand
+
+    def _name_test(self, scope: Op):
+        """Is a name used in `scope`? A regex search for a small scope; for a big one (a whole
+        model in one function) a C-speed `str.find` (a hit on a longer name counts as taken), and
+        from the fourth question on, a set of all its names built once (one regex pass)."""
+        text, start, end = self.text, scope.start, scope.end
+        if end - start < BIG_SCOPE_CHARS:
+            return lambda c: _name_pattern(c).search(text, start, end) is not None
+        asked = self._asked[id(scope)] = self._asked.get(id(scope), 0) + 1
+        if asked <= 3:
+            return lambda c: text.find("%" + c, start, end) != -1
+        names = self._names.get(id(scope))
+        if names is None:
+            names = self._names[id(scope)] = set(_ANY_NAME.findall(text, start, end))
+            self._keep_ops.append(scope)
+        return names.__contains__
+
+
+_NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
+_ANY_NAME = re.compile(r"%([\w$.\-]+)")
+# Scopes above this many characters answer "is this name used" without a regex per question.
+BIG_SCOPE_CHARS = 1 << 20
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """`%name` as a whole SSA name (not a prefix of a longer one)."""
+    p = _NAME_PATTERNS.get(name)
+    if p is None:
+        if len(_NAME_PATTERNS) > 1024:
+            _NAME_PATTERNS.clear()
+        p = _NAME_PATTERNS[name] = re.compile(r"%" + re.escape(name) + r"(?![\w$.\-])")
+    return p
+
+
+def _user_at(scope: Scope, tops: list[Op], at: int, name: str) -> Op | None:
+    """The op among `tops` (and in their non-isolated regions) whose own text uses `%name` at
+    offset `at`, or None (a definition, or a use inside an op isolated from above)."""
+    ops = tops
+    while ops:
+        inner = next((o for o in ops if o.start <= at < max(o.end, o.start + 1)), None)
+        if inner is None:
+            return None
+        region = next((r for r in inner.regions if r.start <= at < r.end), None)
+        if region is None:
+            if any(off == at for _u, off in scope.uses_of_op(inner)):
+                return inner
+            return None
+        if inner.full_name in ISOLATED_FROM_ABOVE:
+            return None
+        ops = [o for b in region.blocks for o in b.ops]
+    return None

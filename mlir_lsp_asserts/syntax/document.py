@@ -6,8 +6,10 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from .index import LineIndex, Op, SyntaxIssue
+from . import statements
+from .index import LineIndex, Op, Region, SyntaxIssue
 from .reader import Reader, split_chunks
+from .statements import BlockStatements, child_pairs
 
 
 @dataclass(slots=True, eq=False)
@@ -32,6 +34,9 @@ class ParsedText:
     _unit_starts: list[int] | None = field(default=None, repr=False)
     _units: list[tuple[Chunk, Op]] | None = field(default=None, repr=False)
     _matches: dict = field(default_factory=dict, repr=False)
+    # Set when the text is the content of one block of `block.owner` (a piece of a big function
+    # body, incremental/document.py): its statements are read on demand, never all.
+    block: BlockStatements | None = field(default=None, repr=False)
 
     @property
     def lines(self) -> LineIndex:
@@ -44,7 +49,10 @@ class ParsedText:
         return [i for c in self.chunks for i in c.issues]
 
     def units(self) -> list[tuple[Chunk, Op]]:
-        """Top-level ops (children of outer modules), in source order."""
+        """Top-level ops (children of outer modules), in source order. For the content of a
+        block (`parse_block`) there are none: its statements are read by `unit_at`."""
+        if self.block is not None:
+            return []
         if self._units is None:
             units = []
             for chunk in self.chunks:
@@ -63,6 +71,12 @@ class ParsedText:
         return self._units
 
     def unit_at(self, offset: int) -> tuple[Chunk, Op] | None:
+        if self.block is not None:
+            if not 0 <= offset < len(self.text):
+                return None
+            ops = self.block.statement_at(offset)
+            op = next((o for o in ops if o.start <= offset < max(o.end, o.start + 1)), None)
+            return (self.chunks[0], op) if op is not None else None
         units = self.units()
         i = bisect.bisect_right(self._unit_starts, offset) - 1
         if i >= 0 and units[i][1].start <= offset < max(units[i][1].end, units[i][1].start + 1):
@@ -74,12 +88,25 @@ class ParsedText:
             for op in chunk.ops:
                 chunk.reader.expand(op)
 
-    def all_ops(self):
-        """Every op (expanding everything): heavy on large files; prefer `ops_matching`."""
-        self.expand_all()
-        for chunk in self.chunks:
-            for top in chunk.ops:
-                yield from top.walk()
+    def statements_of(self, chunk: Chunk, op: Op) -> list[BlockStatements] | None:
+        """For a top-level op with a region above `statements.BIG_BLOCK_CHARS` (a torch export's
+        one function): readers of its regions' statements, which replace its lazy regions. None
+        for an op small enough to read in full."""
+        if not op.lazy_regions:
+            sparse = [r.sparse for r in op.regions if r.sparse is not None]
+            return sparse or None
+        if all(e - s <= statements.BIG_BLOCK_CHARS for s, e in op.lazy_regions):
+            return None
+        text = self.text
+        out = []
+        lazy, children = op.lazy_regions, op.lazy_children
+        op.lazy_regions, op.lazy_children = (), ()
+        op.regions = []
+        for (s, close), pairs in zip(lazy, children):
+            hi = close - 1 if close > s + 1 and text[close - 1] == "}" else close
+            out.append(BlockStatements(text, s + 1, hi, op, pairs, Region(s, close), chunk.reader.issues))
+            op.regions.append(out[-1].region)
+        return out
 
     def ops_matching(self, pattern: re.Pattern[str], names: frozenset[str]) -> list[Op]:
         """Ops whose name is in `names`, finding candidates with `pattern` over the text.
@@ -106,6 +133,10 @@ class ParsedText:
             starts = [p for p in positions if any(pattern.match(text, q) for q in (p, p - 1) if q >= 0)]
         else:
             starts = [m.start() for m in pattern.finditer(text)]
+        if self.block is not None:
+            for top in _tops_at(self.block, starts):
+                found.extend(o for o in top.walk() if o.full_name in names)
+            starts = []
         for start in starts:
             unit = self.unit_at(start)
             if unit is None:
@@ -114,12 +145,30 @@ class ParsedText:
             if id(op) in seen:
                 continue
             seen.add(id(op))
-            chunk.reader.expand(op)
-            found.extend(o for o in op.walk() if o.full_name in names)
+            readers = self.statements_of(chunk, op)
+            if readers is None:
+                chunk.reader.expand(op)
+                found.extend(o for o in op.walk() if o.full_name in names)
+                continue
+            if op.full_name in names:
+                found.append(op)
+            for bs in readers:
+                for top in _tops_at(bs, [p for p in starts if bs.lo <= p < bs.hi]):
+                    found.extend(o for o in top.walk() if o.full_name in names)
         # Ops at module level themselves (outside any unit) and modules' direct ops.
         found.sort(key=lambda o: o.start)
         self._matches[key] = found
         return list(found)
+
+
+def _tops_at(bs: BlockStatements, offsets: list[int]) -> list[Op]:
+    """The statements of `bs` holding the offsets, each once, in order."""
+    tops: dict[int, Op] = {}
+    for p in offsets:
+        if bs.lo <= p < bs.hi:
+            for top in bs.statement_at(p):
+                tops[id(top)] = top
+    return sorted(tops.values(), key=lambda o: o.start)
 
 
 def _literal_prefix(pattern: re.Pattern[str]) -> str | None:
@@ -134,6 +183,20 @@ def register_literal(pattern: re.Pattern[str], literal: str) -> re.Pattern[str]:
     """Declare that every match of `pattern` starts at, or one character before, `literal`."""
     _LITERALS[pattern.pattern] = literal
     return pattern
+
+
+def parse_block(text: str, owner: Op) -> ParsedText:
+    """`text` read as the content of one block of `owner` (an op of another text, e.g. the function
+    a piece of its body comes from): statements are read on demand, under a copy of `owner` whose
+    ancestors are `owner`'s, so rules see the same enclosing ops as in the whole file."""
+    pairs, _balanced = child_pairs(text, 0, len(text))
+    anchor = Op(owner.name, 0, 0, 0, [], owner.generic, owner.parent)
+    region = Region(-1, len(text) + 1)
+    anchor.regions = [region]
+    bs = BlockStatements(text, 0, len(text), anchor, pairs, region)
+    parsed = ParsedText(text, [Chunk(0, len(text), bs.rd, [])])
+    parsed.block = bs
+    return parsed
 
 
 def parse(text: str, lazy: bool = True) -> ParsedText:

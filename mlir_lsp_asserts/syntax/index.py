@@ -36,6 +36,19 @@ class SyntaxIssue:
     message: str
 
 
+@dataclass(slots=True)
+class ChildPairs:
+    """Sorted, disjoint `{...}` spans directly inside a block: `{` offset and one past its `}`."""
+
+    opens: array = field(default_factory=lambda: array("q"))
+    closes: array = field(default_factory=lambda: array("q"))
+
+    def containing(self, pos: int) -> int:
+        """Index of the pair with open < pos < close, or -1."""
+        i = bisect.bisect_left(self.opens, pos) - 1
+        return i if i >= 0 and pos < self.closes[i] else -1
+
+
 @dataclass(slots=True, eq=False)
 class Block:
     """A block of a region: optional label (`^bb0`) with its arguments, and its ops."""
@@ -53,6 +66,9 @@ class Region:
     start: int
     end: int
     blocks: list[Block] = field(default_factory=list)
+    # Set for a big block read statement by statement (syntax/statements.py): its one block holds
+    # only the statements read so far, and this object reads more of them on demand.
+    sparse: object = None
 
 
 @dataclass(slots=True, eq=False)
@@ -75,6 +91,9 @@ class Op:
     regions: list[Region] | tuple = ()
     # Regions not read yet (byte ranges of their braces), read on demand by `Reader.expand`.
     lazy_regions: list[tuple[int, int]] | tuple = ()
+    # For each lazy region, the `{...}` pairs directly inside it (statements.ChildPairs), recorded
+    # by the brace scan that skipped it.
+    lazy_children: list | tuple = ()
 
     @property
     def full_name(self) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import sys
 
-from .index import Block, Op, Region, SyntaxIssue
+from .index import Block, ChildPairs, Op, Region, SyntaxIssue
 
 # Python frames per nesting level are few; this allows thousands of nested regions.
 DEEP_RECURSION = 40000
@@ -285,10 +285,12 @@ class Reader:
             if c == "{":
                 if self._is_region(s):
                     if self.lazy and is_unit(op):
-                        close = self._skip_braces(s)
+                        children = ChildPairs()
+                        close = self._skip_braces(s, children)
                         if not op.lazy_regions:
-                            op.lazy_regions = []
+                            op.lazy_regions, op.lazy_children = [], []
                         op.lazy_regions.append((s, close))
+                        op.lazy_children.append(children)
                         last = pos = close
                     else:
                         region = Region(s, s)
@@ -370,10 +372,28 @@ class Reader:
             return before.endswith("(") or before.endswith(",")
         return False
 
-    def _skip_braces(self, brace: int) -> int:
-        """Offset after the `}` matching the `{` at `brace` (strings and comments skipped)."""
+    def _skip_braces(self, brace: int, children: ChildPairs | None = None) -> int:
+        """Offset after the `}` matching the `{` at `brace` (strings and comments skipped).
+        With `children`, the pairs directly inside it are recorded there (statements.py)."""
         text, end = self.text, self.end
         depth = 0
+        if children is not None:
+            opens, closes = children.opens, children.closes
+            for m in BRACES.finditer(text, brace, end):
+                c = text[m.start()]
+                if c == "{":
+                    depth += 1
+                    if depth == 2:
+                        opens.append(m.start())
+                elif c == "}":
+                    depth -= 1
+                    if depth == 1:
+                        closes.append(m.end())
+                    elif depth == 0:
+                        return m.end()
+            del opens[len(closes):]  # a pair left open at the end of the text
+            self._issue(brace, brace + 1, "'{' is never closed")
+            return end
         for m in BRACES.finditer(text, brace, end):
             c = text[m.start()]
             if c == "{":

@@ -1,0 +1,213 @@
+"""Statements of one big block, found without reading the block op by op.
+
+A torch export is one function holding every op (the SDXL prompt encoder: 15k ops in one
+2.2 MB body; a UNet or an LLM: tens of MB). Reading such a body op by op in Python costs
+seconds, so for a block above `BIG_BLOCK_CHARS` only the statements that matter are read:
+
+- the block's *child pairs* (the `{...}` directly inside it: regions and attribute dictionaries
+  of its ops) come from the brace scan that skipping the region costs anyway (`Reader._skip_braces`),
+  or from `child_pairs` over a piece of text;
+- a statement's start is found *backwards* from any offset in it, and its end forwards, by the
+  line rule of the structural reader (`Reader._continues`): a line break outside child pairs ends
+  a statement unless the line before it or the line after it says the op goes on (a trailing
+  `,` `=` `:` `(` `->`, a next line starting with `:` `{` `(` `->` `ins` ...; a next line starting
+  with `)` `]` never starts an op; a block label `^bb1:` always stands alone);
+- the statement is then read by the ordinary reader, in full, under the block's owner.
+
+The rule looks only at the two lines around a break and at the child pairs, so a statement is
+found the same way in the whole text and in a piece of it that starts at a statement: the
+checker and the editor's pieces (incremental/document.py) agree by construction.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from .index import Block, ChildPairs, Op, Region, SyntaxIssue
+from .reader import BRACES, SKIP_WS, Reader
+
+# Blocks above this are read statement by statement on demand (tests lower it).
+BIG_BLOCK_CHARS = 256 * 1024
+
+_LABEL_LINE = re.compile(r"^[ \t]*\^", re.M)
+_LINE_CODE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|//')
+
+
+def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
+    """The child pairs of text[lo:hi] read as a block's content, and whether its braces balance
+    (no `}` closing something opened before `lo`, nothing left open at `hi`)."""
+    pairs = ChildPairs()
+    depth = 0
+    balanced = True
+    open_at = 0
+    for m in BRACES.finditer(text, lo, hi):
+        c = text[m.start()]
+        if c == "{":
+            if depth == 0:
+                open_at = m.start()
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                pairs.opens.append(open_at)
+                pairs.closes.append(m.end())
+            elif depth < 0:
+                balanced = False
+                depth = 0
+    return pairs, balanced and depth == 0
+
+
+def _code_end(text: str, ls: int, le: int) -> int:
+    """End of the significant text of the line [ls, le) (trailing comment and spaces cut), or
+    `ls` when the line is blank or only a comment."""
+    seg_end = le
+    if "//" in text[ls:le]:
+        for m in _LINE_CODE.finditer(text, ls, le):
+            if m.group(0) == "//":
+                seg_end = m.start()
+                break
+    e = seg_end
+    while e > ls and text[e - 1] in " \t\r":
+        e -= 1
+    return e
+
+
+class BlockStatements:
+    """Reads statements of the block whose content is text[lo:hi], owned by `owner` (which gets a
+    sparse region holding just the statements read so far, in source order)."""
+
+    def __init__(self, text: str, lo: int, hi: int, owner: Op, pairs: ChildPairs,
+                 region: Region | None = None, issues: list[SyntaxIssue] | None = None):
+        self.text, self.lo, self.hi, self.owner, self.pairs = text, lo, hi, owner, pairs
+        self.rd = Reader(text, lo, hi, lazy=False)
+        self.issues = issues if issues is not None else self.rd.issues
+        self.rd.issues = self.issues
+        if region is None:
+            region = Region(lo - 1, hi + 1)
+            if not owner.regions:
+                owner.regions = []
+            owner.regions.append(region)
+        region.sparse = self
+        self.region = region
+        self.block = Block(None, lo)
+        region.blocks = [self.block]
+        self._starts: list[int] = []  # statement starts read, sorted; parallel to _ops
+        self._ops: list[list[Op]] = []
+        self._ends: list[int] = []
+        self._labels: bool | None = None
+
+    def has_labels(self) -> bool:
+        """Does the block's text hold a block label (`^bb1:`), i.e. more than one block?"""
+        if self._labels is None:
+            self._labels = False
+            pos, search, pairs = self.lo, _LABEL_LINE.search, self.pairs
+            while (m := search(self.text, pos, self.hi)) is not None:
+                k = pairs.containing(m.end())
+                if k < 0:
+                    self._labels = True
+                    break
+                pos = pairs.closes[k]  # a label of a nested region: skip the region
+        return self._labels
+
+    # -- the line rule -------------------------------------------------------------------------
+    def _first_code(self, ls: int) -> int:
+        return SKIP_WS.match(self.text, ls, self.hi).end()
+
+    def _line_start(self, pos: int) -> int:
+        return max(self.text.rfind("\n", 0, pos) + 1, self.lo)
+
+    def _goes_on(self, code_end: int, break_at: int, q: int) -> bool:
+        """Does the statement go on across the line break at `break_at` (next code at `q`)?"""
+        c = self.text[q]
+        if c == "^":
+            return False
+        return c in ")]" or self.rd._continues(code_end, break_at + 1)
+
+    def start_of(self, t: int) -> int:
+        """Offset where the statement holding offset `t` starts."""
+        text, lo, pairs = self.text, self.lo, self.pairs
+        k = pairs.containing(t)
+        if k >= 0:
+            t = pairs.opens[k]
+        cur = self._line_start(t)
+        while True:
+            q = self._first_code(cur)
+            k = pairs.containing(q)
+            if k >= 0:  # the line starts inside a child pair (`} -> tensor<...>`): go to its `{`
+                cur = self._line_start(pairs.opens[k])
+                continue
+            # the previous line with code
+            n = cur - 1
+            while True:
+                if n < lo:
+                    return q
+                ls = self._line_start(n)
+                ce = _code_end(text, ls, n)
+                if ce > ls:
+                    break
+                n = ls - 1
+            if text[self._first_code(ls)] == "^" and pairs.containing(ls) < 0:
+                return q  # after a block label
+            if self._goes_on(ce, n, q):
+                cur = ls
+                continue
+            return q
+
+    def end_of(self, s: int) -> int:
+        """Offset one past the statement that starts at `s` (the start of the next one's line)."""
+        text, hi, pairs = self.text, self.hi, self.pairs
+        pos = s
+        while True:
+            n = text.find("\n", pos, hi)
+            if n == -1:
+                return hi
+            k = pairs.containing(n)
+            if k >= 0:
+                pos = pairs.closes[k]
+                if pos >= hi:
+                    return hi
+                continue
+            q = self._first_code(n + 1)
+            if q >= hi:
+                return hi
+            ls = text.rfind("\n", 0, n) + 1
+            if self._goes_on(_code_end(text, max(ls, self.lo), n), n, q):
+                pos = q
+                continue
+            return text.rfind("\n", 0, q) + 1
+
+    # -- reading ---------------------------------------------------------------------------------
+    def statement_at(self, t: int) -> list[Op]:
+        """The op(s) of the statement holding offset `t`, read in full (cached)."""
+        s = self.start_of(t)
+        i = bisect.bisect_left(self._starts, s)
+        if i < len(self._starts) and self._starts[i] == s:
+            return self._ops[i]
+        e = self.end_of(s)
+        rd = self.rd
+        rd.start, rd.end = s, e
+        blocks = [Block(None, s)]
+        rd._read_block_ops(s, self.owner, blocks)
+        ops = [o for b in blocks for o in b.ops]
+        self._starts.insert(i, s)
+        self._ops.insert(i, ops)
+        self._ends.insert(i, e)
+        self.block.ops = [o for group in self._ops for o in group]
+        return ops
+
+    def read_at(self, offsets) -> None:
+        for t in offsets:
+            if self.lo <= t < self.hi:
+                self.statement_at(t)
+
+    def innermost(self, t: int) -> Op | None:
+        """The innermost op whose text holds offset `t`."""
+        best = None
+        for top in self.statement_at(t):
+            for o in top.walk():
+                if o.start <= t < max(o.end, o.start + 1) and (best is None or o.start >= best.start):
+                    best = o
+        return best
+
+
+__all__ = ["BIG_BLOCK_CHARS", "BlockStatements", "ChildPairs", "child_pairs"]
