@@ -17,7 +17,7 @@ from .assume import AssumeGroup, build_groups
 from .plan import apply_edits, plan_edits
 from .scope import Scope
 
-__all__ = ["attach_fixes", "fix_text", "apply_edits", "FixOutcome"]
+__all__ = ["attach_fixes", "attach_unit_fixes", "fix_text", "apply_edits", "FixOutcome"]
 
 
 def _applicability(code: str) -> str:
@@ -53,26 +53,39 @@ def attach_fixes(result, settings) -> None:
         unit = result.parsed.unit_at(op.start)
         by_unit.setdefault(id(unit[1]) if unit else 0, []).append((f, op))
     for unit_pairs in by_unit.values():
-        _attach_unit(text, unit_pairs, settings)
+        attach_unit_fixes(text, unit_pairs, settings)
 
 
-def _attach_unit(text: str, pairs: list[tuple[Finding, Op]], settings) -> None:
-    scope = Scope(text)
+def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
+                      window: tuple[int, int] | None = None) -> None:
+    """Fixes for the asserts of one top-level op. With `window`, every edit must fall inside
+    text[window[0]:window[1]] (an editor's piece of a big function); a fix that would need an
+    edit outside it is not offered."""
+    scope = Scope(text, window)
     groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
     group_of = {id(a): g for g in groups for a in g.asserts}
     for f, op in pairs:
         app = _applicability(f.code)
-        strip = Fix(f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}", "strip", app,
-                    tuple(plan_edits(text, scope, [op], [])))
+        fixes = []
+        edits = tuple(plan_edits(text, scope, [op], []))
+        if _inside(edits, window):
+            fixes.append(Fix(f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}", "strip", app, edits))
         g = group_of.get(id(op))
-        fixes = [strip]
+        f.assume_unavailable = None
         if g is not None:
-            assume = Fix(f"mlir-lsp ({f.code}): rewrite to util.assume.int {g.fact}", "assume", app,
-                         tuple(plan_edits(text, scope, [], [g])))
-            fixes = [assume, strip] if settings.fix_mode == "assume" else [strip, assume]
+            edits = tuple(plan_edits(text, scope, [], [g]))
+            if _inside(edits, window):
+                assume = Fix(f"mlir-lsp ({f.code}): rewrite to util.assume.int {g.fact}", "assume", app, edits)
+                fixes = [assume, *fixes] if settings.fix_mode == "assume" else [*fixes, assume]
+            else:
+                f.assume_unavailable = "the rewrite would edit lines far from the assert; use --fix"
         else:
             f.assume_unavailable = reasons.get(id(op), "not analysed")
         f.fixes = fixes
+
+
+def _inside(edits, window) -> bool:
+    return window is None or all(window[0] <= e.start and e.end <= window[1] for e in edits)
 
 
 @dataclass

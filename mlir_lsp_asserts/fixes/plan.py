@@ -37,6 +37,8 @@ def dead_ops(scope: Scope, seeds: list[Op]) -> list[Op]:
             cand = d.op
             if cand.full_name not in PURE_OPS or cand.regions or cand.lazy_regions:
                 continue
+            if not scope.editable(cand.start, cand.end):
+                continue
             names = {r[0] for r in cand.results}
             still_used = False
             where = containing(cand)
@@ -119,7 +121,7 @@ def plan_edits(text: str, scope: Scope, strip: list[Op], groups: list[AssumeGrou
                     if id(o) in removed_ids:
                         continue
                     for uname, off in scope.uses_of_op(o):
-                        if base_name(uname) == m.name:
+                        if base_name(uname) == m.name and scope.editable(off, off):
                             rewires.append(TextEdit(off, off + 1 + len(m.name), "%" + t.new_name))
     edits: list[TextEdit] = []
     for op in removed:

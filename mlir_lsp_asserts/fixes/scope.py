@@ -55,8 +55,11 @@ def base_name(use: str) -> str:
 class Scope:
     """Caches op uses for one text, and answers scoping questions."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, window: tuple[int, int] | None = None):
         self.text = text
+        # When set, fixes may only edit text[window[0]:window[1]] (an editor's piece of a big
+        # function): ops outside it are kept even when dead, uses outside it are not rewired.
+        self.window = window
         self._uses: dict[int, list[tuple[str, int]]] = {}
         self._by_region: dict[int, dict[str, list[tuple[Op, int]]]] = {}
         self._keep: list[Region] = []  # keeps ids above valid
@@ -90,7 +93,7 @@ class Scope:
                         if rname == name:
                             return Definition(name, o, b, region)
             if region.sparse is not None:  # a big block: find the statement that defines it
-                d = self._sparse_def(region.sparse, name)
+                d = self._sparse_def(region.sparse, name, cur.start)
                 if d is not None:
                     return d
             # Entry-block arguments written in the op's own header: `func.func @f(%r: i4)`,
@@ -113,18 +116,36 @@ class Scope:
                 return True
         return False
 
-    def _sparse_def(self, bs, name: str) -> Definition | None:
-        """The op of big block `bs` whose results include `%name` (found with a regex over the
-        block's text; the statement there is read), or None."""
+    def _sparse_def(self, bs, name: str, before: int) -> Definition | None:
+        """The op of big block `bs` whose results include `%name`, or None. In a block without
+        labels a definition comes before its uses, so `str.rfind` looks back from the use at
+        `before` first; then a regex looks through the whole block. Only the statements at the
+        places found are read."""
         text = self.text
+        if not bs.has_labels():
+            needle, pos = "%" + name, before
+            while (at := text.rfind(needle, bs.lo, pos)) != -1:
+                pos = at
+                nxt = at + len(needle)
+                if nxt < len(text) and (text[nxt].isalnum() or text[nxt] in "_$.-"):
+                    continue  # a longer name
+                d = self._def_at(bs, name, at)
+                if d is not None:
+                    return d
         for m in _name_pattern(name).finditer(text, bs.lo, bs.hi):
-            at = m.start()
-            if bs.pairs.containing(at) >= 0:
-                continue  # inside a nested region or dictionary: not this block's value
-            for top in bs.statement_at(at):
-                for rname, roff, _n in top.results:
-                    if rname == name and roff == at:
-                        return Definition(name, top, bs.block, bs.region)
+            d = self._def_at(bs, name, m.start())
+            if d is not None:
+                return d
+        return None
+
+    @staticmethod
+    def _def_at(bs, name: str, at: int) -> Definition | None:
+        if bs.pairs.span_at(at) is not None:
+            return None  # inside a nested region or dictionary: not this block's value
+        for top in bs.statement_at(at):
+            for rname, roff, _n in top.results:
+                if rname == name and roff == at:
+                    return Definition(name, top, bs.block, bs.region)
         return None
 
     def users(self, d: Definition):
@@ -164,6 +185,10 @@ class Scope:
             self._by_region[id(region)] = idx
             self._keep.append(region)
         return idx
+
+    def editable(self, start: int, end: int) -> bool:
+        w = self.window
+        return w is None or (w[0] <= start and end <= w[1])
 
     def isolated_scope(self, op: Op) -> Op:
         cur = op

@@ -18,6 +18,16 @@ the result is exact by construction. Pieces are used from `PIECES_MIN_CHARS` up,
 document whose glue holds a finding (an assert written on one line with its module) stays one
 piece, so a finding always lives in a piece that can be checked alone.
 
+A top-level op whose region is above `statements.BIG_BLOCK_CHARS` (a torch export: one function
+holding every op) is kept in pieces below function level: a *header* piece (its lines up to the
+region's `{`), *body* pieces of whole statements (about `BODY_PIECE_CHARS` each, cut where the
+reader's line rule starts a statement, syntax/statements.py) and a *closer* (the `}` line). A body
+piece is checked alone as the content of a block under the function's op, which gives exactly
+the findings a whole check gives for those lines (the whole check reads the same statements the
+same way), so a keystroke costs one piece of a few KB. An edit that unbalances a piece's braces,
+or makes its first line continue the previous statement, merges it with its neighbour; only an
+edit that changes the function's region itself reads the whole text again.
+
 Knows nothing of LSP: positions are 0-based (line, UTF-16 character) pairs.
 """
 
@@ -29,12 +39,21 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..check import CheckResult, check_text
+from ..check import ASSERT_CANDIDATE, CheckResult, assert_ops, check_text
 from ..config import Settings
-from ..syntax.document import parse
-from ..syntax.index import LineIndex
+from ..fixes import attach_unit_fixes
+from ..findings import Fix, TextEdit
+from ..syntax import statements
+from ..syntax.document import parse, parse_block
+from ..syntax.index import ChildPairs, LineIndex, Op, Region
+from ..syntax.reader import SKIP_WS, Reader
+from ..syntax.statements import BlockStatements, _code_end, child_pairs
 
 PIECES_MIN_CHARS = 512 * 1024
+# Issues of a text whose braces do not balance (the reader's messages).
+BRACE_ISSUES = frozenset({"'{' is never closed", "region '{' is never closed", "unmatched '}'"})
+# Body pieces of a big function are cut at the first statement after this many characters.
+BODY_PIECE_CHARS = 16 * 1024
 ASSERT_LITERAL = "cf.assert"
 # Blank lines and comments (not `// -----` separators) that may follow a top-level op in its piece.
 _TRAILING = re.compile(r"(?:[ \t]*(?://(?![ \t]*-----)[^\n]*)?\r?\n)*")
@@ -45,10 +64,25 @@ Pos = tuple[int, int]
 
 
 @dataclass(slots=True, eq=False)
+class BigUnit:
+    """A top-level op kept in header, body and closer pieces. `op` is its header read alone (its
+    name and its ancestors are what the rules ask of it); `brace` the offset of its region's `{`
+    in the header piece."""
+
+    op: Op
+    brace: int
+    body_chars: int  # characters of the region from its `{` to its `}` included
+
+
+@dataclass(slots=True, eq=False)
 class Piece:
     text: str
     newlines: int
     standalone: bool
+    # "unit" (whole top-level ops), "glue", or the "header", "body" and "closer" of a big unit.
+    kind: str = "unit"
+    unit: BigUnit | None = None
+    pairs: ChildPairs | None = None  # a body piece's `{...}` pairs (piece-relative)
     # The piece's own check (offsets and lines relative to the piece); None until needed for a
     # piece known to hold no finding (`clean`).
     result: CheckResult | None = None
@@ -83,8 +117,8 @@ class Outline:
 _SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 
-def _make_piece(text: str, standalone: bool) -> Piece:
-    return Piece(text, text.count("\n"), standalone)
+def _make_piece(text: str, standalone: bool, kind: str = "unit", unit: BigUnit | None = None) -> Piece:
+    return Piece(text, text.count("\n"), standalone, kind if standalone or kind != "unit" else "glue", unit)
 
 
 def segment(text: str, parsed=None) -> list[tuple[int, int, bool]]:
@@ -125,30 +159,103 @@ class LiveDocument:
         self._build(text)
 
     # -- building ---------------------------------------------------------------------------
-    def _build(self, text: str) -> None:
+    def _build(self, text: str, exact: bool = False) -> None:
+        """Read the whole text into pieces. With `exact` (the text held a big function), a text
+        whose braces do not balance stays one piece until they do: its findings are then exactly
+        a whole check's, at the cost of a whole check per edit while it is broken."""
         self.rebuilds += 1
         self._text = text
         self._parsed_cache.clear()
+        # Sticky: a document that held a big function keeps exact findings through broken states.
+        self.exact = exact
         whole = self._whole(text)
         if len(text) < self.min_piece_chars:
             self.pieces = [whole()]
         else:
             parsed = parse(text)
             bounds = segment(text, parsed)
-            pieces = [_make_piece(text[s:e], sa) for s, e, sa in bounds]
             spots = self._spots(parsed)
-            if any(not sa and text[s:e].strip() and _holds(spots, s, e) for s, e, sa in bounds):
-                pieces = [whole()]  # a finding in glue: one piece is exact
+            if exact and any(i.message in BRACE_ISSUES for i in parsed.issues):
+                self.pieces = [whole()]
+                self.exact = True
+            elif any(not sa and text[s:e].strip() and _holds(spots, s, e) for s, e, sa in bounds):
+                self.pieces = [whole()]  # a finding in glue: one piece is exact
+                self._relines()
+                return
             else:
-                for p, (s, e, _sa) in zip(pieces, bounds):
-                    if _holds(spots, s, e):
-                        self._check_if_needed(p)
-                    else:
-                        p.clean = True  # the whole read found nothing there
-            if len(pieces) > 1:
-                _outline_pieces(parsed, pieces, [s for s, _e, _sa in bounds])
-            self.pieces = pieces
+                self._split_units(text, parsed, bounds, spots)
         self._relines()
+
+    def _split_units(self, text: str, parsed, bounds, spots) -> None:
+        if True:  # noqa: SIM108 (kept at this depth for the diff's sake)
+            units = {}
+            for _chunk, op in parsed.units():
+                units.setdefault(text.rfind("\n", 0, op.start) + 1, op)
+            pieces = []
+            for s, e, sa in bounds:
+                op = units.get(s) if sa else None
+                split = self._split_big(text, s, e, op, spots) if op is not None else None
+                if split is not None:
+                    pieces.extend(split)
+                    self.exact = True
+                    continue
+                p = _make_piece(text[s:e], sa)
+                if _holds(spots, s, e):
+                    self._check_if_needed(p)
+                else:
+                    p.clean = True  # the whole read found nothing there
+                pieces.append(p)
+            if len(pieces) > 1:
+                _outline_pieces(parsed, pieces, [0, *itertools.accumulate(len(p.text) for p in pieces)][:-1])
+            self.pieces = pieces
+
+    def _split_big(self, text: str, s: int, e: int, op: Op, spots: list[int]) -> list[Piece] | None:
+        """Header, body pieces and closer of the unit `op` spanning text[s:e], when its one region
+        is big and stands on lines of its own; else None."""
+        if len(op.lazy_regions) != 1:
+            return None
+        brace, close = op.lazy_regions[0]
+        if close - brace <= statements.BIG_BLOCK_CHARS or text[close - 1] != "}":
+            return None
+        header_end = text.find("\n", brace, e) + 1
+        if header_end == 0 or _code_end(text, brace + 1, header_end - 1) != brace + 1:
+            return None  # something follows the `{` on its line
+        if _holds(spots, s, header_end):
+            return None  # a syntax issue in the header: one piece reports it as a whole read does
+        closer_ls = text.rfind("\n", 0, close - 1) + 1
+        line_end = text.find("\n", close - 1, e)
+        line_end = e if line_end == -1 else line_end
+        if text[closer_ls:close - 1].strip() or _code_end(text, close, line_end) != close:
+            return None  # the `}` does not stand alone on its line
+        unit = BigUnit(op, brace - s, close - brace)
+        bs = BlockStatements(text, brace + 1, close - 1, Op(op.name, 0, 0, 0, [], op.generic, op.parent),
+                             op.lazy_children[0])
+        cuts = [header_end, *_cut_points(bs, header_end, closer_ls), closer_ls]
+        pieces = [_make_piece(text[s:header_end], False, "header", unit)]
+        for a, b in zip(cuts, cuts[1:]):
+            if a < b:
+                pieces.append(self._body_piece(text[a:b], unit))
+        pieces.append(_make_piece(text[closer_ls:e], False, "closer", unit))
+        pieces[0].clean = pieces[-1].clean = True
+        return pieces
+
+    def _body_piece(self, text: str, unit: BigUnit, pairs: ChildPairs | None = None) -> Piece:
+        p = _make_piece(text, True, "body", unit)
+        p.pairs = pairs if pairs is not None else child_pairs(text, 0, len(text))[0]
+        self._check_body(p)
+        return p
+
+    def _check_body(self, p: Piece) -> None:
+        """A body piece is checked as the content of the unit's block; only its statements that hold
+        an assert are read (a piece without one holds no finding: its braces balance)."""
+        p.fixes_ready = False
+        p.rendered = None
+        if "cf.assert" not in p.text:
+            p.result, p.clean = None, True
+            return
+        parsed = parse_block(p.text, p.unit.op, p.pairs)
+        p.result = check_text(p.text, self.settings, parsed=parsed, with_fixes=False)
+        p.clean = not p.result.findings
 
     def _whole(self, text: str):
         def make() -> Piece:
@@ -217,7 +324,8 @@ class LiveDocument:
         key = id(p)
         r = self._parsed_cache.get(key)
         if r is None or r.parsed.text is not p.text:
-            r = check_text(p.text, self.settings, with_fixes=False)
+            parsed = parse_block(p.text, p.unit.op, p.pairs) if p.kind == "body" else None
+            r = check_text(p.text, self.settings, with_fixes=False, parsed=parsed)
             self._parsed_cache[key] = r
             while len(self._parsed_cache) > PARSED_CACHE:
                 self._parsed_cache.popitem(last=False)
@@ -230,11 +338,53 @@ class LiveDocument:
         if p.result is None:
             return None
         if not p.fixes_ready:
-            from ..fixes import attach_fixes
+            if p.kind == "body":
+                self._attach_body_fixes(i)
+            else:
+                from ..fixes import attach_fixes
 
-            attach_fixes(p.result, self.settings)
+                attach_fixes(p.result, self.settings)
             p.fixes_ready = True
         return p.result
+
+    def char0(self, i: int) -> int:
+        """Offset of piece i in the document's text."""
+        return sum(len(p.text) for p in self.pieces[:i])
+
+    def _attach_body_fixes(self, i: int) -> None:
+        """Fixes of a body piece's findings, planned on the whole text (a constant like `%c77` is
+        defined far up the function) and kept to edits inside the piece, then made piece-relative."""
+        p = self.pieces[i]
+        h = i
+        while self.pieces[h].kind != "header":
+            h -= 1
+        c = i
+        while self.pieces[c].kind != "closer":
+            c += 1
+        text = self.text
+        starts = [0, *itertools.accumulate(len(q.text) for q in self.pieces)]
+        base = starts[i]
+        closer = self.pieces[c]
+        brace = starts[h] + p.unit.brace
+        close = starts[c] + closer.text.index("}")
+        unit = Op(p.unit.op.name, starts[h], close + 1, starts[h], [], p.unit.op.generic, p.unit.op.parent)
+        unit.regions = []
+        pairs = _PiecePairs(self.pieces, starts, h + 1, c)
+        bs = BlockStatements(text, brace + 1, close, unit, pairs, Region(brace, close + 1),
+                             labels=any(_has_labels(q) for q in self.pieces[h + 1:c]))
+        by_start = {}
+        for f in p.result.findings:
+            if f.code.startswith("MLA"):
+                for top in bs.statement_at(base + f.op_start):
+                    for o in top.walk():
+                        if o.start == base + f.op_start and o.full_name == "cf.assert":
+                            by_start[f.op_start] = (f, o)
+        if by_start:
+            attach_unit_fixes(text, list(by_start.values()), self.settings, window=(base, base + len(p.text)))
+        for f, _o in by_start.values():
+            f.fixes = [Fix(x.title, x.mode, x.applicability,
+                           tuple(TextEdit(e.start - base, e.end - base, e.new_text) for e in x.edits))
+                       for x in f.fixes]
 
     def findings(self):
         """(piece index, first line of the piece, finding) for every finding, in order."""
@@ -275,29 +425,24 @@ class LiveDocument:
             j -= 1
             e = len(self.pieces[j].text)
         merged = self.pieces[i].text[:s] + new_text + self.pieces[j].text[e:]
-        standalone = all(p.standalone for p in self.pieces[i:j + 1])
         # A piece must end at a line end (the next one starts a line): else take the next in.
         while not merged.endswith("\n") and j + 1 < len(self.pieces):
             j += 1
-            standalone = standalone and self.pieces[j].standalone
             merged += self.pieces[j].text
         self._text = None
-        if not standalone:
-            self._build("".join([*(p.text for p in self.pieces[:i]), merged,
-                                 *(p.text for p in self.pieces[j + 1:])]))
-            return list(range(len(self.pieces)))
-        piece = _make_piece(merged, True)
-        if len(self.pieces) == 1:
-            if len(merged) >= self.min_piece_chars:  # grew large (a paste): into pieces
-                self._build(merged)
-                return list(range(len(self.pieces)))
-            self._check_if_needed(piece)
-            new = [piece]
+        kinds = {p.kind for p in self.pieces[i:j + 1]}
+        new: list[Piece] | None
+        if kinds == {"body"}:
+            new, i, j, merged = self._edit_body(i, j, merged)
+        elif kinds == {"header"}:
+            new = self._edit_header(i, merged)
+        elif kinds == {"unit"}:
+            new = self._edit_units(merged)
         else:
-            new = self._resplit(piece)
-        if new is None:  # the edit made glue (e.g. pasted `// -----`): read it all again
+            new = None
+        if new is None:  # the edit changed what the pieces stand on: read it all again
             self._build("".join([*(p.text for p in self.pieces[:i]), merged,
-                                 *(p.text for p in self.pieces[j + 1:])]))
+                                 *(p.text for p in self.pieces[j + 1:])]), exact=self.exact)
             return list(range(len(self.pieces)))
         old_lines = sum(p.newlines for p in self.pieces[i:j + 1])
         self.pieces[i:j + 1] = new
@@ -305,11 +450,93 @@ class LiveDocument:
             self._relines()
         return list(range(i, i + len(new)))
 
+    def _edit_units(self, merged: str) -> list[Piece] | None:
+        piece = _make_piece(merged, True)
+        if len(self.pieces) == 1:
+            if len(merged) >= self.min_piece_chars:  # grew large (a paste): into pieces
+                return None
+            self._check_if_needed(piece)
+            return [piece]
+        return self._resplit(piece)
+
+    def _edit_body(self, i: int, j: int, merged: str) -> tuple[list[Piece] | None, int, int, str]:
+        """New pieces for body pieces i..j whose text became `merged` (grown to a neighbour while
+        the result would not stand alone), or None when the function must be read again."""
+        unit = self.pieces[i].unit
+        if any(p.unit is not unit for p in self.pieces[i:j + 1]):
+            return None, i, j, merged
+        old_chars = sum(len(p.text) for p in self.pieces[i:j + 1])
+        for _ in range(8):
+            pairs, balanced = child_pairs(merged, 0, len(merged))
+            prev, nxt = self.pieces[i - 1], self.pieces[j + 1]
+            if not balanced:
+                # a `{` or `}` typed alone: the pair may close in a neighbour
+                grow_next = merged.count("{") >= merged.count("}")
+            elif prev.kind == "body" and (not _starts_statement(prev.text, merged)
+                                          or "cf.assert" in merged[:merged.find("\n") + 1]):
+                grow_next = False  # continues the statement above, or an assert on the first line
+            elif nxt.kind == "body" and not _starts_statement(merged, nxt.text):
+                grow_next = True
+            else:
+                break
+            if grow_next and nxt.kind == "body":
+                j += 1
+                merged += nxt.text
+            elif not grow_next and prev.kind == "body":
+                i -= 1
+                merged = prev.text + merged
+            else:
+                return None, i, j, merged
+        else:
+            return None, i, j, merged
+        if self.pieces[i - 1].kind == "header" and not _opens_region(self.pieces[i - 1].text, unit.brace, merged):
+            return None, i, j, merged
+        unit.body_chars += len(merged) - old_chars
+        if unit.body_chars <= statements.BIG_BLOCK_CHARS:
+            return None, i, j, merged  # small enough to be read whole again, as a whole check does
+        if len(merged) <= 4 * BODY_PIECE_CHARS:
+            return [self._body_piece(merged, unit, pairs)], i, j, merged
+        bs = BlockStatements(merged, 0, len(merged), Op(unit.op.name, 0, 0, 0, [], False, unit.op.parent), pairs)
+        cuts = [0, *_cut_points(bs, 0, len(merged)), len(merged)]
+        return [self._body_piece(merged[a:b], unit) for a, b in zip(cuts, cuts[1:]) if a < b], i, j, merged
+
+    def _edit_header(self, i: int, merged: str) -> list[Piece] | None:
+        """A big unit's header edited: read it again (with the first body piece after it, so its
+        `{` is judged a region as in the whole text); the body pieces are checked again only when
+        the op's name, which the rules look at, changed."""
+        old = self.pieces[i]
+        unit, first = old.unit, self.pieces[i + 1]
+        if first.kind != "body":
+            return None
+        brace = merged.rfind("{")
+        if brace == -1 or _code_end(merged, brace + 1, len(merged) - 1) != brace + 1 or not merged.endswith("\n"):
+            return None
+        parsed = parse(merged + first.text + "}\n")
+        units = parsed.units()
+        if parsed.issues or len(units) != 1 or len(units[0][1].lazy_regions) != 1 \
+                or units[0][1].lazy_regions[0][0] != brace:
+            return None
+        op = units[0][1]
+        op.parent = unit.op.parent
+        renamed = op.full_name != unit.op.full_name
+        unit.body_chars += (len(merged) - brace) - (len(old.text) - unit.brace)
+        unit.op, unit.brace = op, brace
+        piece = _make_piece(merged, False, "header", unit)
+        piece.clean = True
+        piece.outline = [_entry(merged, op)]
+        if renamed:
+            for p in self.pieces:
+                if p.unit is unit and p.kind == "body" and "cf.assert" in p.text:
+                    self._check_body(p)
+        return [piece]
+
     def _resplit(self, piece: Piece) -> list[Piece] | None:
         """Check an edited piece; split it if it now holds several top-level ops."""
         self._check_if_needed(piece)
         parsed = piece.result.parsed if piece.result is not None else None
         if parsed is not None and parsed.issues:
+            if self.exact and any(i.message in BRACE_ISSUES for i in parsed.issues):
+                return None  # a document with a big function: exact, read as a whole check does
             return [piece]  # broken while typing: keep it whole, its issue stays local
         parsed = parsed or parse(piece.text)
         units = parsed.units()
@@ -326,6 +553,99 @@ class LiveDocument:
             self._check_if_needed(p)
             out.append(p)
         return out or [piece]
+
+
+def _cut_points(bs: BlockStatements, lo: int, hi: int) -> list[int]:
+    """Line starts in (lo, hi) at which body pieces begin: the first statement after every
+    `BODY_PIECE_CHARS`, never a block label or a line holding an assert (whose suppression
+    comment would then sit in another piece)."""
+    text = bs.text
+    cuts = []
+    target = lo + BODY_PIECE_CHARS
+    while target < hi:
+        pos = text.find("\n", target, hi) + 1
+        if pos == 0:
+            break
+        while pos < hi:
+            q = bs._first_code(pos)
+            if q >= hi:
+                pos = hi
+                break
+            span = bs.pairs.span_at(q)
+            if span is not None:
+                pos = text.find("\n", span[1], hi) + 1 or hi
+                continue
+            le = text.find("\n", q, hi)
+            le = hi if le == -1 else le
+            ls = text.rfind("\n", 0, q) + 1
+            if text[q] != "^" and "cf.assert" not in text[ls:le] and bs.start_of(q) == q:
+                cuts.append(ls)
+                break
+            pos = le + 1
+        target = max(pos, (cuts[-1] if cuts else lo)) + BODY_PIECE_CHARS
+    return cuts
+
+
+def _last_code_line(text: str) -> tuple[int, int] | None:
+    """(line start, code end) of the last line of `text` with code, or None."""
+    end = len(text)
+    while end > 0:
+        le = end - 1 if text.endswith("\n", 0, end) else end
+        ls = text.rfind("\n", 0, le) + 1
+        ce = _code_end(text, ls, le)
+        if ce > ls:
+            return ls, ce
+        end = ls
+    return None
+
+
+def _starts_statement(before: str, after: str) -> bool:
+    """Does the first code of `after` start a statement when `after` follows `before` in a block?
+    The reader's line rule on the two lines around the break (syntax/statements.py)."""
+    q = SKIP_WS.match(after).end()
+    if q >= len(after) or after[q] == "^":
+        return True
+    last = _last_code_line(before)
+    if last is None:
+        return False  # nothing to judge by here: the caller grows the piece
+    ls, ce = last
+    if before[SKIP_WS.match(before, ls).end()] == "^":
+        return True
+    le = after.find("\n", q)
+    small = before[ls:ce] + "\n" + after[:len(after) if le == -1 else le]
+    if after[q] in ")]":
+        return False
+    return not Reader(small)._continues(ce - ls, ce - ls + 1)
+
+
+def _opens_region(header: str, brace: int, body: str) -> bool:
+    """Is the header's `{` still read as a region with `body` after it?"""
+    le = body.find("\n", SKIP_WS.match(body).end())
+    small = header[brace:] + body[:len(body) if le == -1 else le]
+    return Reader(small)._is_region(0)
+
+
+_TOP_LABEL = re.compile(r"^[ \t]*\^", re.M)
+
+
+def _has_labels(p: Piece) -> bool:
+    """Does a body piece hold a block label of the function's own block?"""
+    return any(p.pairs.span_at(m.end()) is None for m in _TOP_LABEL.finditer(p.text)) if p.pairs else False
+
+
+class _PiecePairs:
+    """`span_at` over the body pieces h..c-1 of the document, in whole-text offsets."""
+
+    def __init__(self, pieces: list[Piece], starts: list[int], h: int, c: int):
+        self.pieces, self.starts, self.h, self.c = pieces, starts, h, c
+
+    def span_at(self, pos: int) -> tuple[int, int] | None:
+        k = bisect.bisect_right(self.starts, pos) - 1
+        if not self.h <= k < self.c:
+            return None
+        base = self.starts[k]
+        span = self.pieces[k].pairs.span_at(pos - base)
+        return None if span is None else (span[0] + base, span[1] + base)
 
 
 def _holds(spots: list[int], start: int, end: int) -> bool:

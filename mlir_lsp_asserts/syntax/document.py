@@ -185,11 +185,12 @@ def register_literal(pattern: re.Pattern[str], literal: str) -> re.Pattern[str]:
     return pattern
 
 
-def parse_block(text: str, owner: Op) -> ParsedText:
+def parse_block(text: str, owner: Op, pairs=None) -> ParsedText:
     """`text` read as the content of one block of `owner` (an op of another text, e.g. the function
     a piece of its body comes from): statements are read on demand, under a copy of `owner` whose
     ancestors are `owner`'s, so rules see the same enclosing ops as in the whole file."""
-    pairs, _balanced = child_pairs(text, 0, len(text))
+    if pairs is None:
+        pairs, _balanced = child_pairs(text, 0, len(text))
     anchor = Op(owner.name, 0, 0, 0, [], owner.generic, owner.parent)
     region = Region(-1, len(text) + 1)
     anchor.regions = [region]

@@ -43,10 +43,10 @@ class ChildPairs:
     opens: array = field(default_factory=lambda: array("q"))
     closes: array = field(default_factory=lambda: array("q"))
 
-    def containing(self, pos: int) -> int:
-        """Index of the pair with open < pos < close, or -1."""
+    def span_at(self, pos: int) -> tuple[int, int] | None:
+        """(open, close) of the pair with open < pos < close, or None."""
         i = bisect.bisect_left(self.opens, pos) - 1
-        return i if i >= 0 and pos < self.closes[i] else -1
+        return (self.opens[i], self.closes[i]) if i >= 0 and pos < self.closes[i] else None
 
 
 @dataclass(slots=True, eq=False)

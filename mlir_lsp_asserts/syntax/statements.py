@@ -74,10 +74,13 @@ def _code_end(text: str, ls: int, le: int) -> int:
 
 class BlockStatements:
     """Reads statements of the block whose content is text[lo:hi], owned by `owner` (which gets a
-    sparse region holding just the statements read so far, in source order)."""
+    sparse region holding just the statements read so far, in source order). `pairs` answers
+    `span_at(offset)` (a `ChildPairs`, or a view over several pieces' pairs); `labels` says whether
+    the block has block labels, when the caller knows."""
 
-    def __init__(self, text: str, lo: int, hi: int, owner: Op, pairs: ChildPairs,
-                 region: Region | None = None, issues: list[SyntaxIssue] | None = None):
+    def __init__(self, text: str, lo: int, hi: int, owner: Op, pairs,
+                 region: Region | None = None, issues: list[SyntaxIssue] | None = None,
+                 labels: bool | None = None):
         self.text, self.lo, self.hi, self.owner, self.pairs = text, lo, hi, owner, pairs
         self.rd = Reader(text, lo, hi, lazy=False)
         self.issues = issues if issues is not None else self.rd.issues
@@ -94,7 +97,7 @@ class BlockStatements:
         self._starts: list[int] = []  # statement starts read, sorted; parallel to _ops
         self._ops: list[list[Op]] = []
         self._ends: list[int] = []
-        self._labels: bool | None = None
+        self._labels = labels
 
     def has_labels(self) -> bool:
         """Does the block's text hold a block label (`^bb1:`), i.e. more than one block?"""
@@ -102,11 +105,11 @@ class BlockStatements:
             self._labels = False
             pos, search, pairs = self.lo, _LABEL_LINE.search, self.pairs
             while (m := search(self.text, pos, self.hi)) is not None:
-                k = pairs.containing(m.end())
-                if k < 0:
+                span = pairs.span_at(m.end())
+                if span is None:
                     self._labels = True
                     break
-                pos = pairs.closes[k]  # a label of a nested region: skip the region
+                pos = span[1]  # a label of a nested region: skip the region
         return self._labels
 
     # -- the line rule -------------------------------------------------------------------------
@@ -121,20 +124,22 @@ class BlockStatements:
         c = self.text[q]
         if c == "^":
             return False
-        return c in ")]" or self.rd._continues(code_end, break_at + 1)
+        rd = self.rd
+        rd.start, rd.end = self.lo, self.hi  # reading a statement narrows them
+        return c in ")]" or rd._continues(code_end, break_at + 1)
 
     def start_of(self, t: int) -> int:
         """Offset where the statement holding offset `t` starts."""
         text, lo, pairs = self.text, self.lo, self.pairs
-        k = pairs.containing(t)
-        if k >= 0:
-            t = pairs.opens[k]
+        span = pairs.span_at(t)
+        if span is not None:
+            t = span[0]
         cur = self._line_start(t)
         while True:
             q = self._first_code(cur)
-            k = pairs.containing(q)
-            if k >= 0:  # the line starts inside a child pair (`} -> tensor<...>`): go to its `{`
-                cur = self._line_start(pairs.opens[k])
+            span = pairs.span_at(q)
+            if span is not None:  # the line starts inside a child pair (`} -> tensor<...>`): go to its `{`
+                cur = self._line_start(span[0])
                 continue
             # the previous line with code
             n = cur - 1
@@ -146,7 +151,7 @@ class BlockStatements:
                 if ce > ls:
                     break
                 n = ls - 1
-            if text[self._first_code(ls)] == "^" and pairs.containing(ls) < 0:
+            if text[self._first_code(ls)] == "^" and pairs.span_at(ls) is None:
                 return q  # after a block label
             if self._goes_on(ce, n, q):
                 cur = ls
@@ -161,9 +166,9 @@ class BlockStatements:
             n = text.find("\n", pos, hi)
             if n == -1:
                 return hi
-            k = pairs.containing(n)
-            if k >= 0:
-                pos = pairs.closes[k]
+            span = pairs.span_at(n)
+            if span is not None:
+                pos = span[1]
                 if pos >= hi:
                     return hi
                 continue
