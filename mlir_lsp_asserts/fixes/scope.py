@@ -65,6 +65,7 @@ class Scope:
         self._keep: list[Region] = []  # keeps ids above valid
         self._asked: dict[int, int] = {}  # fresh-name questions per big scope
         self._names: dict[int, set[str]] = {}  # all SSA names of a big scope
+        self._found: dict[int, dict[str, bool]] = {}  # names looked up in a big scope so far
         self._keep_ops: list[Op] = []
 
     def uses_of_op(self, op: Op) -> list[tuple[str, int]]:
@@ -117,22 +118,21 @@ class Scope:
         return False
 
     def _sparse_def(self, bs, name: str, before: int) -> Definition | None:
-        """The op of big block `bs` whose results include `%name`, or None. In a block without
-        labels a definition comes before its uses, so `str.rfind` looks back from the use at
-        `before` first; then a regex looks through the whole block. Only the statements at the
-        places found are read."""
+        """The op of big block `bs` whose results include `%name`, or None. A definition mostly
+        comes before its uses, so `str.rfind` looks back from the use at `before` first; then a
+        regex looks through the rest of the block. Only the statements at the places found are
+        read."""
         text = self.text
-        if not bs.has_labels():
-            needle, pos = "%" + name, before
-            while (at := text.rfind(needle, bs.lo, pos)) != -1:
-                pos = at
-                nxt = at + len(needle)
-                if nxt < len(text) and (text[nxt].isalnum() or text[nxt] in "_$.-"):
-                    continue  # a longer name
-                d = self._def_at(bs, name, at)
-                if d is not None:
-                    return d
-        for m in _name_pattern(name).finditer(text, bs.lo, bs.hi):
+        needle, pos = "%" + name, before
+        while (at := text.rfind(needle, bs.lo, pos)) != -1:
+            pos = at
+            nxt = at + len(needle)
+            if nxt < len(text) and (text[nxt].isalnum() or text[nxt] in "_$.-"):
+                continue  # a longer name
+            d = self._def_at(bs, name, at)
+            if d is not None:
+                return d  # SSA names are unique in a region: the first definition found is it
+        for m in _name_pattern(name).finditer(text, before, bs.hi):
             d = self._def_at(bs, name, m.start())
             if d is not None:
                 return d
@@ -142,6 +142,10 @@ class Scope:
     def _def_at(bs, name: str, at: int) -> Definition | None:
         if bs.pairs.span_at(at) is not None:
             return None  # inside a nested region or dictionary: not this block's value
+        text = bs.text
+        line = _LINE_RESULTS.match(text, text.rfind("\n", 0, at) + 1)
+        if line is None or at >= line.end():
+            return None  # not among the result names that start a line: a use
         for top in bs.statement_at(at):
             for rname, roff, _n in top.results:
                 if rname == name and roff == at:
@@ -213,13 +217,19 @@ class Scope:
     def _name_test(self, scope: Op):
         """Is a name used in `scope`? A regex search for a small scope; for a big one (a whole
         model in one function) a C-speed `str.find` (a hit on a longer name counts as taken), and
-        from the fourth question on, a set of all its names built once (one regex pass)."""
+        after 16 questions (a whole file fixed at once), a set of all its names built once (one regex pass)."""
         text, start, end = self.text, scope.start, scope.end
         if end - start < BIG_SCOPE_CHARS:
             return lambda c: _name_pattern(c).search(text, start, end) is not None
         asked = self._asked[id(scope)] = self._asked.get(id(scope), 0) + 1
-        if asked <= 3:
-            return lambda c: text.find("%" + c, start, end) != -1
+        if asked <= 16:
+            seen = self._found.setdefault(id(scope), {})
+
+            def used(c: str) -> bool:
+                if c not in seen:
+                    seen[c] = text.find("%" + c, start, end) != -1
+                return seen[c]
+            return used
         names = self._names.get(id(scope))
         if names is None:
             names = self._names[id(scope)] = set(_ANY_NAME.findall(text, start, end))
@@ -229,6 +239,8 @@ class Scope:
 
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
 _ANY_NAME = re.compile(r"%([\w$.\-]+)")
+# A line that starts with result names: `  %a, %b:2 =`.
+_LINE_RESULTS = re.compile(r"[ \t]*%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*\s*=")
 # Scopes above this many characters answer "is this name used" without a regex per question.
 BIG_SCOPE_CHARS = 1 << 20
 

@@ -47,7 +47,7 @@ from ..syntax import statements
 from ..syntax.document import parse, parse_block
 from ..syntax.index import ChildPairs, LineIndex, Op, Region
 from ..syntax.reader import SKIP_WS, Reader
-from ..syntax.statements import BlockStatements, _code_end, child_pairs
+from ..syntax.statements import BlockStatements, _code_end, block_labels, child_pairs, slice_pairs
 
 PIECES_MIN_CHARS = 512 * 1024
 # Issues of a text whose braces do not balance (the reader's messages).
@@ -83,6 +83,7 @@ class Piece:
     kind: str = "unit"
     unit: BigUnit | None = None
     pairs: ChildPairs | None = None  # a body piece's `{...}` pairs (piece-relative)
+    labels: bool | None = None  # whether a body piece holds a label of the function's block
     # The piece's own check (offsets and lines relative to the piece); None until needed for a
     # piece known to hold no finding (`clean`).
     result: CheckResult | None = None
@@ -231,10 +232,13 @@ class LiveDocument:
         bs = BlockStatements(text, brace + 1, close - 1, Op(op.name, 0, 0, 0, [], op.generic, op.parent),
                              op.lazy_children[0])
         cuts = [header_end, *_cut_points(bs, header_end, closer_ls), closer_ls]
+        labels = block_labels(text, brace + 1, close - 1, op.lazy_children[0])
         pieces = [_make_piece(text[s:header_end], False, "header", unit)]
         for a, b in zip(cuts, cuts[1:]):
             if a < b:
-                pieces.append(self._body_piece(text[a:b], unit))
+                p = self._body_piece(text[a:b], unit, slice_pairs(op.lazy_children[0], a, b))
+                p.labels = _holds(labels, a, b)
+                pieces.append(p)
         pieces.append(_make_piece(text[closer_ls:e], False, "closer", unit))
         pieces[0].clean = pieces[-1].clean = True
         return pieces
@@ -625,12 +629,11 @@ def _opens_region(header: str, brace: int, body: str) -> bool:
     return Reader(small)._is_region(0)
 
 
-_TOP_LABEL = re.compile(r"^[ \t]*\^", re.M)
-
-
 def _has_labels(p: Piece) -> bool:
-    """Does a body piece hold a block label of the function's own block?"""
-    return any(p.pairs.span_at(m.end()) is None for m in _TOP_LABEL.finditer(p.text)) if p.pairs else False
+    """Does a body piece hold a block label of the function's own block? (Kept on the piece.)"""
+    if p.labels is None:
+        p.labels = bool(block_labels(p.text, 0, len(p.text), p.pairs))
+    return p.labels
 
 
 class _PiecePairs:

@@ -105,7 +105,6 @@ class ParsedText:
         for (s, close), pairs in zip(lazy, children):
             hi = close - 1 if close > s + 1 and text[close - 1] == "}" else close
             out.append(BlockStatements(text, s + 1, hi, op, pairs, Region(s, close), chunk.reader.issues))
-            op.regions.append(out[-1].region)
         return out
 
     def ops_matching(self, pattern: re.Pattern[str], names: frozenset[str]) -> list[Op]:
@@ -193,7 +192,6 @@ def parse_block(text: str, owner: Op, pairs=None) -> ParsedText:
         pairs, _balanced = child_pairs(text, 0, len(text))
     anchor = Op(owner.name, 0, 0, 0, [], owner.generic, owner.parent)
     region = Region(-1, len(text) + 1)
-    anchor.regions = [region]
     bs = BlockStatements(text, 0, len(text), anchor, pairs, region)
     parsed = ParsedText(text, [Chunk(0, len(text), bs.rd, [])])
     parsed.block = bs

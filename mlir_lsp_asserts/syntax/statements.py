@@ -57,6 +57,27 @@ def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
     return pairs, balanced and depth == 0
 
 
+def block_labels(text: str, lo: int, hi: int, pairs: ChildPairs) -> list[int]:
+    """Offsets of the block labels (`^bb1:`) of the block text[lo:hi] itself, not of nested regions."""
+    ends = [m.end() for m in _LABEL_LINE.finditer(text, lo, hi)]
+    opens, closes, bl = pairs.opens, pairs.closes, bisect.bisect_left
+    out = []
+    for e in ends:
+        i = bl(opens, e) - 1
+        if i < 0 or e >= closes[i]:
+            out.append(e - 1)
+    return out
+
+
+def slice_pairs(pairs: ChildPairs, a: int, b: int) -> ChildPairs:
+    """The pairs inside [a, b), shifted to offsets relative to `a`."""
+    i, j = bisect.bisect_left(pairs.opens, a), bisect.bisect_left(pairs.opens, b)
+    out = ChildPairs()
+    out.opens.extend(x - a for x in pairs.opens[i:j])
+    out.closes.extend(x - a for x in pairs.closes[i:j])
+    return out
+
+
 def _code_end(text: str, ls: int, le: int) -> int:
     """End of the significant text of the line [ls, le) (trailing comment and spaces cut), or
     `ls` when the line is blank or only a comment."""
@@ -87,8 +108,9 @@ class BlockStatements:
         self.rd.issues = self.issues
         if region is None:
             region = Region(lo - 1, hi + 1)
-            if not owner.regions:
-                owner.regions = []
+        if not owner.regions:
+            owner.regions = []
+        if not any(r is region for r in owner.regions):
             owner.regions.append(region)
         region.sparse = self
         self.region = region
@@ -102,14 +124,7 @@ class BlockStatements:
     def has_labels(self) -> bool:
         """Does the block's text hold a block label (`^bb1:`), i.e. more than one block?"""
         if self._labels is None:
-            self._labels = False
-            pos, search, pairs = self.lo, _LABEL_LINE.search, self.pairs
-            while (m := search(self.text, pos, self.hi)) is not None:
-                span = pairs.span_at(m.end())
-                if span is None:
-                    self._labels = True
-                    break
-                pos = span[1]  # a label of a nested region: skip the region
+            self._labels = bool(block_labels(self.text, self.lo, self.hi, self.pairs))
         return self._labels
 
     # -- the line rule -------------------------------------------------------------------------
