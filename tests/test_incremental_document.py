@@ -150,3 +150,158 @@ def test_segments_start_at_line_starts_and_cover_the_text():
     assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
     assert sum(sa for _s, _e, sa in parts) == 7  # the global and six functions
     assert all(s == 0 or BASE[s - 1] == "\n" for s, _e, _sa in parts)
+
+
+# -- model-shaped documents: one function holding every op (a torch export) ----------------------
+def _model_text(statements_wanted: int = 400) -> str:
+    """The prompt encoder's one function cut after ~`statements_wanted` body lines (at a statement),
+    with a return: real exported IR, small enough for many edit sequences."""
+    lines = (MODELS / "sdxl_prompt_encoder.input.mlir").read_text().split("\n")
+    hdr = next(i for i, ln in enumerate(lines) if "util.func public @main$async(" in ln)
+    k = hdr + 1 + statements_wanted
+    while not lines[k].startswith("    %"):
+        k += 1
+    return ("module {\n" + lines[hdr] + "\n" + "\n".join(lines[hdr + 1:k])
+            + "\n    util.return %arg0, %arg0 : !hal.buffer_view, !hal.buffer_view\n  }\n}\n")
+
+
+MODEL = _model_text()
+GENERIC = ("    %z = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = [\"parallel\"]} "
+           "ins(%0 : tensor<1x64xi64>) outs(%0 : tensor<1x64xi64>) {\n    ^bb0(%a: i64, %o: i64):\n"
+           "      %q = arith.cmpi sge, %a, %c0_i64 : i64\n      cf.assert %q, \"m\"\n      linalg.yield %a : i64\n"
+           "    } -> tensor<1x64xi64>\n")
+MODEL_SNIPPETS = ["// ", "\n", "{", "}", "{\n", "}\n", '"{"', '"}"', '"a { b"', "      cf.assert %4542, \"again\"\n",
+                  "%", '"', "x", "", " ins(", ") ", "    %99 = arith.constant 1 : i32\n",
+                  "    // mlir-lsp: ignore\n", "^bb1:\n", "->", ",\n", GENERIC]
+
+
+@pytest.fixture
+def small_big_blocks(monkeypatch):
+    """Thresholds lowered so that a 37 KB function is a big one kept in ~300-character pieces."""
+    from mlir_lsp_asserts.incremental import document
+    from mlir_lsp_asserts.syntax import statements
+
+    monkeypatch.setattr(statements, "BIG_BLOCK_CHARS", 3000)
+    monkeypatch.setattr(document, "BODY_PIECE_CHARS", 300)
+
+
+def _kinds(doc: LiveDocument) -> set[str]:
+    return {p.kind for p in doc.pieces}
+
+
+def test_a_model_shaped_function_is_kept_in_pieces_below_function_level(small_big_blocks):
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    assert_consistent(doc, MODEL)
+    kinds = [p.kind for p in doc.pieces]
+    assert kinds.count("header") == 1 and kinds.count("closer") == 1 and kinds.count("body") > 50
+    assert pieces(doc) == whole(MODEL) and len(pieces(doc)) == 4
+    assert max(len(p.text) for p in doc.pieces if p.kind == "body") < 3000
+
+
+def _model_edits(edits, line_aligned: bool) -> tuple[int, int]:
+    text = MODEL
+    doc = LiveDocument(text, min_piece_chars=0)
+    exact = strict = 0
+    for where, length, new in edits:
+        lines = LineIndex(text)
+        if line_aligned:
+            line = int(where * (lines.line_count - 1))
+            start = lines.starts[line]
+            end = lines.starts[min(line + length % 3, lines.line_count - 1)]
+        else:
+            start = int(where * len(text))
+            end = min(len(text), start + length)
+        doc.apply_change((_pos(lines, start), _pos(lines, end)), new)
+        text = text[:start] + new + text[end:]
+        assert_consistent(doc, text)
+        ours, truth = pieces(doc), whole(text)
+        if "body" in _kinds(doc) or len(doc.pieces) == 1:
+            # Pieces of a big function (or one piece while its braces are broken): exact, syntax
+            # errors included.
+            assert ours == truth
+            strict += 1
+        elif not any(f[0] == "MLS001" for f in ours + truth):
+            assert ours == truth  # the function was split into small ones by the edits: as above
+        exact += 1
+    return exact, strict
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 60), st.sampled_from(MODEL_SNIPPETS)), min_size=1, max_size=10))
+def test_random_edits_of_a_model_shaped_function_keep_findings_exact(small_big_blocks, edits):
+    _model_edits(edits, line_aligned=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 2), st.sampled_from(MODEL_SNIPPETS)), min_size=1, max_size=10))
+def test_line_edits_of_a_model_shaped_function_keep_findings_exact(small_big_blocks, edits):
+    _model_edits(edits, line_aligned=True)
+
+
+def _line_of(text: str, needle: str, after: int = 0) -> int:
+    lines = text.split("\n")
+    return next(i for i in range(after, len(lines)) if needle in lines[i])
+
+
+def test_an_edit_in_a_big_function_rechecks_one_piece_and_reads_nothing_else(small_big_blocks):
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    n = len(doc.pieces)
+    line = _line_of(MODEL, "cf.assert")
+    touched = doc.apply_change(((line, 0), (line, 0)), "// ")
+    assert len(touched) == 1 and doc.pieces[touched[0]].kind == "body"
+    assert len(doc.pieces) == n and doc.rebuilds == 1 and len(pieces(doc)) == 3
+    doc.apply_change(((line, 0), (line, 3)), "")
+    plain = _line_of(MODEL, "tensor.empty", 20)
+    doc.apply_change(((plain, 4), (plain, 4)), "   ")
+    assert doc.rebuilds == 1 and pieces(doc) == whole(doc.text) and len(pieces(doc)) == 4
+
+
+def test_editing_a_big_functions_header_reads_only_the_header(small_big_blocks):
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    line = _line_of(MODEL, "@main$async(")
+    col = MODEL.split("\n")[line].index("@main$async") + len("@main$async")
+    doc.apply_change(((line, col), (line, col)), "_renamed")
+    assert doc.rebuilds == 1 and pieces(doc) == whole(doc.text)
+    # `util.func` -> `func.func`: the rules look at the enclosing op, so findings are checked again
+    doc.apply_change(((line, 2), (line, 11)), "func.func")
+    assert doc.rebuilds == 1 and pieces(doc) == whole(doc.text) and len(pieces(doc)) == 4
+
+
+def test_braces_broken_then_balanced_again_come_back_to_pieces(small_big_blocks):
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    line = _line_of(MODEL, "linalg.yield", 200)
+    doc.apply_change(((line, 0), (line, 0)), "    } -> tensor<1xf16>\n")  # closes the generic early
+    assert pieces(doc) == whole(doc.text)
+    assert any(f[0] == "MLS001" for f in pieces(doc))
+    doc.apply_change(((line, 0), (line + 1, 0)), "")
+    assert pieces(doc) == whole(doc.text) == whole(MODEL)
+    assert "body" in _kinds(doc)
+
+
+def test_a_quick_fix_in_a_body_piece_is_the_whole_texts_fix(small_big_blocks):
+    from mlir_lsp_asserts.fixes import apply_edits
+
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    i = next(k for k, p in enumerate(doc.pieces) if p.kind == "body" and not p.clean)
+    result = doc.with_fixes(i)
+    f = result.findings[0]
+    assume = next(x for x in f.fixes if x.mode == "assume")
+    assert "umax = 49407" in assume.title or "umin = 0" in assume.title
+    piece = doc.pieces[i]
+    fixed_piece = apply_edits(piece.text, list(assume.edits))
+    base = doc.char0(i)
+    fixed = doc.text[:base] + fixed_piece + doc.text[base + len(piece.text):]
+    # the CLI's rewrite of that one assert, but for the edits outside the piece (a constant far up
+    # the function that only this assert used stays, dead), and the result parses with IREE's parser
+    whole_result = check_text(MODEL)
+    wf = next(w for w in whole_result.findings if w.span.start == base + f.span.start)
+    wa = next(x for x in wf.fixes if x.mode == "assume")
+    inside = [e for e in wa.edits if base <= e.start and e.end <= base + len(piece.text)]
+    assert inside and len(inside) < len(wa.edits)
+    assert apply_edits(MODEL, inside) == fixed
+    from iree.compiler import ir
+
+    source = (MODELS / "sdxl_prompt_encoder.input.mlir").read_text()
+    globals_ = "".join(ln + "\n" for ln in source.split("\n") if ln.startswith("  util.global private @"))
+    with ir.Context():
+        ir.Module.parse(fixed.replace("module {\n", "module {\n" + globals_, 1))
