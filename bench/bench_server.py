@@ -189,6 +189,129 @@ def session(argv: list[str], uri: str, text: str, assert_line: int, edits: int, 
     return out
 
 
+def peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def model_places(text: str) -> dict[str, tuple[int, int, str]]:
+    """Where a user edits a model-shaped file: (line, character, text to insert and remove again),
+    all deep in the one function (its last quarter), and its header."""
+    lines = text.split("\n")
+    deep = len(lines) * 3 // 4
+    assert_line = next(i for i in range(deep, len(lines)) if lines[i].lstrip().startswith("cf.assert"))
+    plain = next(i for i in range(deep, len(lines)) if lines[i].startswith("    %") and "{" not in lines[i])
+    body = next(i for i in range(deep, len(lines)) if lines[i].lstrip().startswith("linalg.yield")
+                and "cf.assert" not in lines[i - 1])
+    header = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(("util.func", "func.func"))
+                  and len(ln) > 0 and ln.rstrip().endswith("{") and i < deep
+                  and sum(len(x) for x in lines[i:i + 2000]) > 100_000)
+    col = lines[header].index("(")
+    return {
+        "next to an assert (comment it out and in)": (assert_line, 0, "// "),
+        "a plain line in the function": (plain, 4, "  "),
+        "inside a linalg.generic body": (body, 0, "  "),
+        "the function's header line": (header, col, "_x"),
+    }
+
+
+def model_session(argv: list[str], uri: str, text: str, edits: int) -> dict:
+    """Open a model-shaped file, edit it at each place of `model_places`, ask for a code action on
+    an assert deep in the function, hover on it and go to a definition from it; peak RSS."""
+    c = Client(argv)
+    # VS Code's and Neovim's way: code actions are listed without edits and resolved when chosen
+    c.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
+        "textDocument": {"publishDiagnostics": {"versionSupport": True}, "codeAction": {
+            "dataSupport": True, "resolveSupport": {"properties": ["edit"]},
+            "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source"]}}}}},
+        "initializationOptions": {"dispatch": {"enabled": False}}})
+    c.notify("initialized", {})
+    mark = c.mark()
+    t0 = c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1,
+                                                             "text": text}})
+    t1, first = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                       and m["params"]["uri"] == uri, timeout=600, start=mark)
+    out = {"open": t1 - t0, "findings": sum(1 for d in first["params"]["diagnostics"] if d.get("code") == "MLA001"),
+           "places": {}}
+    version = 1
+    for name, (line, col, ins) in model_places(text).items():
+        times = []
+        for k in range(edits):
+            version += 1
+            v = version
+            rng = {"start": {"line": line, "character": col},
+                   "end": {"line": line, "character": col + (0 if k % 2 == 0 else len(ins))}}
+            mark = c.mark()
+            t = c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v},
+                                                     "contentChanges": [{"range": rng, "text": ins if k % 2 == 0 else ""}]})
+            tp, _m = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                            and m["params"]["uri"] == uri and m["params"].get("version") == v, timeout=600, start=mark)
+            times.append(tp - t)
+        out["places"][name] = times
+    lines = text.split("\n")
+    aline = max(i for i, ln in enumerate(lines) if ln.lstrip().startswith("cf.assert"))
+    cond = lines[aline].split("%", 1)[1].split(",", 1)[0]
+    cmp_line = max(i for i in range(aline) if lines[i].lstrip().startswith(f"%{cond} = arith.cmpi"))
+    const_col = lines[cmp_line].rindex("%")
+    doc = {"uri": uri}
+
+    def timed(method: str, params: dict) -> tuple[float, dict]:
+        t = time.monotonic()
+        r = c.request(method, params, timeout=120)
+        return time.monotonic() - t, r
+
+    def code_action() -> tuple[float, dict]:
+        """Ctrl+. on the assert, then the preferred quick fix chosen: list + resolve."""
+        t = time.monotonic()
+        listed = c.request("textDocument/codeAction", {"textDocument": doc, "range": {
+            "start": {"line": aline, "character": 6}, "end": {"line": aline, "character": 6}},
+            "context": {"diagnostics": [], "only": ["quickfix"]}}, timeout=120)
+        chosen = next((a for a in listed.get("result") or [] if a.get("isPreferred")), None)
+        if chosen is None:
+            return time.monotonic() - t, {"error": "no preferred quick fix"}
+        resolved = c.request("codeAction/resolve", chosen, timeout=120)
+        ok = bool((resolved.get("result") or {}).get("edit"))
+        return time.monotonic() - t, resolved if ok else {"error": "no edit"}
+
+    version += 1  # a fresh version: nothing of the piece's fixes is cached yet
+    c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+        {"range": {"start": {"line": aline, "character": 0}, "end": {"line": aline, "character": 0}}, "text": ""}]})
+    out["code_action"] = [code_action() for _ in range(5)]
+    out["hover"] = [timed("textDocument/hover", {"textDocument": doc, "position": {"line": aline, "character": 8}})
+                    for _ in range(5)]
+    out["definition"] = [timed("textDocument/definition", {"textDocument": doc, "position": {
+        "line": cmp_line, "character": const_col + 2}}) for _ in range(5)]
+    out["peak_rss_kib"] = peak_rss_kib(c.proc.pid)
+    c.close()
+    return out
+
+
+def print_model(path: Path, text: str, runs: int, edits: int, parse_s: float) -> None:
+    uri = path.resolve().as_uri()
+    res = [model_session([str(BIN / "mlir-lsp")], uri, text, edits) for _ in range(runs)]
+    opens = [r["open"] for r in res]
+    print(f"mlir-lsp on the model-shaped file: open -> diagnostics median {statistics.median(opens):.2f} s "
+          f"({res[0]['findings']} MLA001); ratio to iree-opt {statistics.median(opens) / parse_s:.2f} "
+          f"[target < 1: {'ok' if statistics.median(opens) < parse_s else 'MISSED'}]")
+    for name in res[0]["places"]:
+        xs = [x for r in res for x in r["places"][name]]
+        target = 0.200 if "header" in name else 0.020
+        print(f"  edit {name}: p50 {statistics.median(xs) * 1000:.1f} ms, p95 {p95(xs) * 1000:.1f} ms over "
+              f"{len(xs)} edits [target p95 < {target * 1000:.0f} ms: {'ok' if p95(xs) < target else 'MISSED'}]")
+    for key, target in (("code_action", 0.100), ("hover", 0.050), ("definition", 0.050)):
+        xs = [t for r in res for t, _m in r[key]]
+        ok = all("error" not in m and m.get("result") for r in res for _t, m in r[key])
+        label = "code action (list + resolve)" if key == "code_action" else key
+        print(f"  {label} deep in the function: p50 {statistics.median(xs) * 1000:.1f} ms, "
+              f"max {max(xs) * 1000:.1f} ms{'' if ok else ' (EMPTY OR ERROR ANSWER)'} "
+              f"[target < {target * 1000:.0f} ms: {'ok' if max(xs) < target and ok else 'MISSED'}]")
+    peak = max(r["peak_rss_kib"] for r in res) * 1024
+    print(f"  peak RSS after open and {4 * edits} edits: {peak / 2**20:.0f} MiB = {peak / len(text):.1f}x the file "
+          f"[target < 4x: {'ok' if peak < 4 * len(text) else 'MISSED'}]")
+
+
 def p95(xs: list[float]) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
@@ -223,7 +346,21 @@ def main() -> int:
     ap.add_argument("--memory-edits", type=int, default=1000)
     ap.add_argument("--upstream")
     ap.add_argument("--no-upstream", action="store_true")
+    ap.add_argument("--model-edits", type=int, default=40, help="edits per place in the model-shaped file")
+    ap.add_argument("--only", choices=["model", "spread"], help="run one of the two shapes only")
     args = ap.parse_args()
+
+    if args.only != "spread":
+        mpath, masserts = bench_check.generated("model_shaped_20x", lambda _n: generate.generate_model_shaped(20), 20)
+        mtext = mpath.read_text()
+        print(f"model-shaped file: {mpath.relative_to(ROOT)}, {len(mtext) / 1e6:.1f} MB, one function "
+              f"(the prompt encoder's body 20x), {masserts} asserts")
+        mparse = statistics.median(bench_check.run_measured([str(BIN / "iree-opt"), str(mpath), "-o", os.devnull]).seconds
+                                   for _ in range(args.runs))
+        print(f"iree-opt batch parse: median {mparse:.2f} s over {args.runs} runs")
+        print_model(mpath, mtext, args.runs, args.model_edits, mparse)
+        if args.only == "model":
+            return 0
 
     path, _asserts = bench_check.generated("generated_50mb", generate.generate, 50_000_000)
     text = path.read_text()

@@ -305,3 +305,15 @@ def test_a_quick_fix_in_a_body_piece_is_the_whole_texts_fix(small_big_blocks):
     globals_ = "".join(ln + "\n" for ln in source.split("\n") if ln.startswith("  util.global private @"))
     with ir.Context():
         ir.Module.parse(fixed.replace("module {\n", "module {\n" + globals_, 1))
+
+
+@pytest.mark.parametrize("mode", ["strip", "assume"])
+def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
+    from mlir_lsp_asserts.fixes import apply_edits, fix_text
+    from mlir_lsp_asserts.findings import TextEdit
+
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    edits = [TextEdit(doc.char0(i) + e.start, doc.char0(i) + e.end, e.new_text) for i, e in doc.fix_all(mode, False)]
+    want = fix_text(check_text(MODEL), mode)
+    assert want.fixed == 4 and (want.assumed == 4) == (mode == "assume")
+    assert apply_edits(MODEL, edits) == want.text

@@ -171,6 +171,18 @@ async def test_real_parser_diagnostics_and_old_syntax_said_once(client: Language
     assert d.severity == types.DiagnosticSeverity.Error and d.range.start.line == 2
     assert "doesn't match function result type" in d.message
 
+    # An edit above it: the publish for the new version (before the next parse) already has the
+    # parser's error where its line went, not dropped and not at the old line.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+        [types.TextDocumentContentChangePartial(types.Range(types.Position(1, 0), types.Position(1, 0)),
+                                                "  // one\n  // two\n")]))
+    while True:  # the first publish for version 2: the edit's own, not the next parse's
+        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if params.uri == uri and params.version == 2:
+            break
+    assert [d.range.start.line for d in params.diagnostics if d.source == "iree-opt"] == [4]
+
     seed = "file:///tmp/seed2.mlir"
     await open_doc(client, seed, SEED.read_text())
     diags = await wait_publish(client, seed, 1, source="iree-opt")

@@ -17,7 +17,7 @@ from .assume import AssumeGroup, build_groups
 from .plan import apply_edits, plan_edits
 from .scope import Scope
 
-__all__ = ["attach_fixes", "attach_unit_fixes", "fix_text", "apply_edits", "FixOutcome"]
+__all__ = ["attach_fixes", "attach_unit_fixes", "fix_asserts", "fix_text", "apply_edits", "FixOutcome"]
 
 
 def _applicability(code: str) -> str:
@@ -98,10 +98,14 @@ class FixOutcome:
 
 def fix_text(result, mode: str = "strip", unsafe: bool = False, codes: set[str] | None = None) -> FixOutcome:
     """Apply all applicable fixes of a check result at once (the CLI's --fix, fixAll)."""
-    pairs = _assert_findings(result)
+    return fix_asserts(result.parsed.text, _assert_findings(result), mode, unsafe, codes)
+
+
+def fix_asserts(text: str, pairs: list[tuple[Finding, Op]], mode: str = "strip", unsafe: bool = False,
+                codes: set[str] | None = None) -> FixOutcome:
+    """Apply the fixes of these (finding, assert op) pairs of `text` at once."""
     chosen = [(f, op) for f, op in pairs
               if (unsafe or _applicability(f.code) == "safe") and (codes is None or f.code in codes)]
-    text = result.parsed.text
     if not chosen:
         return FixOutcome(text, 0, 0, [])
     scope = Scope(text)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from ..check import ASSERT_CANDIDATE, CheckResult, assert_ops, check_text
 from ..config import Settings
-from ..fixes import attach_unit_fixes
+from ..fixes import attach_unit_fixes, fix_asserts, fix_text
 from ..findings import Fix, TextEdit
 from ..syntax import statements
 from ..syntax.document import parse, parse_block
@@ -76,7 +76,10 @@ class BigUnit:
 
 @dataclass(slots=True, eq=False)
 class Piece:
-    text: str
+    """A run of whole lines. Its text is its own string once edited; until then it is a span of the
+    text the document was read from (`_base`), so a 50 MB document is held once, not twice."""
+
+    _own: str | None
     newlines: int
     standalone: bool
     # "unit" (whole top-level ops), "glue", or the "header", "body" and "closer" of a big unit.
@@ -93,6 +96,22 @@ class Piece:
     # A front end's cache of its rendering of the findings, with the first line it was made for.
     rendered: tuple[int, object] | None = None
     _lines: LineIndex | None = None
+    _base: str | None = None
+    _start: int = 0
+    _end: int = 0
+
+    @property
+    def text(self) -> str:
+        return self._own if self._own is not None else self._base[self._start:self._end]
+
+    @property
+    def size(self) -> int:
+        return len(self._own) if self._own is not None else self._end - self._start
+
+    def contains(self, needle: str) -> bool:
+        if self._own is not None:
+            return needle in self._own
+        return self._base.find(needle, self._start, self._end) != -1
 
     @property
     def lines(self) -> LineIndex:
@@ -120,6 +139,12 @@ _SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 def _make_piece(text: str, standalone: bool, kind: str = "unit", unit: BigUnit | None = None) -> Piece:
     return Piece(text, text.count("\n"), standalone, kind if standalone or kind != "unit" else "glue", unit)
+
+
+def _view_piece(base: str, s: int, e: int, standalone: bool, kind: str = "unit", unit: BigUnit | None = None) -> Piece:
+    """A piece that is the span [s, e) of `base`, not a copy of it."""
+    return Piece(None, base.count("\n", s, e), standalone, kind if standalone or kind != "unit" else "glue", unit,
+                 _base=base, _start=s, _end=e)
 
 
 def segment(text: str, parsed=None) -> list[tuple[int, int, bool]]:
@@ -155,7 +180,7 @@ class LiveDocument:
         self.pieces: list[Piece] = []
         self._line0: list[int] = []
         self._text: str | None = None
-        self._parsed_cache: OrderedDict[int, CheckResult] = OrderedDict()
+        self._parsed_cache: OrderedDict[int, tuple[Piece, CheckResult]] = OrderedDict()
         self.rebuilds = 0  # whole re-reads so far (figures for tests and benchmarks)
         self._build(text)
 
@@ -200,14 +225,14 @@ class LiveDocument:
                     pieces.extend(split)
                     self.exact = True
                     continue
-                p = _make_piece(text[s:e], sa)
+                p = _view_piece(text, s, e, sa)
                 if _holds(spots, s, e):
                     self._check_if_needed(p)
                 else:
                     p.clean = True  # the whole read found nothing there
                 pieces.append(p)
             if len(pieces) > 1:
-                _outline_pieces(parsed, pieces, [0, *itertools.accumulate(len(p.text) for p in pieces)][:-1])
+                _outline_pieces(parsed, pieces, [0, *itertools.accumulate(p.size for p in pieces)][:-1])
             self.pieces = pieces
 
     def _split_big(self, text: str, s: int, e: int, op: Op, spots: list[int]) -> list[Piece] | None:
@@ -233,13 +258,15 @@ class LiveDocument:
                              op.lazy_children[0])
         cuts = [header_end, *_cut_points(bs, header_end, closer_ls), closer_ls]
         labels = block_labels(text, brace + 1, close - 1, op.lazy_children[0])
-        pieces = [_make_piece(text[s:header_end], False, "header", unit)]
+        pieces = [_view_piece(text, s, header_end, False, "header", unit)]
         for a, b in zip(cuts, cuts[1:]):
             if a < b:
-                p = self._body_piece(text[a:b], unit, slice_pairs(op.lazy_children[0], a, b))
+                p = _view_piece(text, a, b, True, "body", unit)
+                p.pairs = slice_pairs(op.lazy_children[0], a, b)
                 p.labels = _holds(labels, a, b)
+                self._check_body(p)
                 pieces.append(p)
-        pieces.append(_make_piece(text[closer_ls:e], False, "closer", unit))
+        pieces.append(_view_piece(text, closer_ls, e, False, "closer", unit))
         pieces[0].clean = pieces[-1].clean = True
         return pieces
 
@@ -254,11 +281,11 @@ class LiveDocument:
         an assert are read (a piece without one holds no finding: its braces balance)."""
         p.fixes_ready = False
         p.rendered = None
-        if "cf.assert" not in p.text:
+        if not p.contains("cf.assert"):
             p.result, p.clean = None, True
             return
-        parsed = parse_block(p.text, p.unit.op, p.pairs)
-        p.result = check_text(p.text, self.settings, parsed=parsed, with_fixes=False)
+        text = p.text
+        p.result = check_text(text, self.settings, parsed=parse_block(text, p.unit.op, p.pairs), with_fixes=False)
         p.clean = not p.result.findings
 
     def _whole(self, text: str):
@@ -282,7 +309,7 @@ class LiveDocument:
 
     def _check_if_needed(self, p: Piece) -> None:
         """Check a standalone piece alone if it can hold a finding; else mark it clean."""
-        if p.standalone and ASSERT_LITERAL not in p.text and '"cf.assert"' not in p.text:
+        if p.standalone and not p.contains(ASSERT_LITERAL):
             # No assert: only syntax issues could be found; a quick structural read tells.
             parsed = parse(p.text)
             if not parsed.issues:
@@ -326,15 +353,15 @@ class LiveDocument:
         if p.result is not None:
             return p.result
         key = id(p)
-        r = self._parsed_cache.get(key)
-        if r is None or r.parsed.text is not p.text:
-            parsed = parse_block(p.text, p.unit.op, p.pairs) if p.kind == "body" else None
-            r = check_text(p.text, self.settings, with_fixes=False, parsed=parsed)
-            self._parsed_cache[key] = r
+        entry = self._parsed_cache.get(key)
+        if entry is None or entry[0] is not p:
+            text = p.text
+            parsed = parse_block(text, p.unit.op, p.pairs) if p.kind == "body" else None
+            entry = self._parsed_cache[key] = (p, check_text(text, self.settings, with_fixes=False, parsed=parsed))
             while len(self._parsed_cache) > PARSED_CACHE:
                 self._parsed_cache.popitem(last=False)
         self._parsed_cache.move_to_end(key)
-        return r
+        return entry[1]
 
     def with_fixes(self, i: int) -> CheckResult | None:
         """The piece's check with its fixes attached (built on first request, then kept)."""
@@ -353,42 +380,126 @@ class LiveDocument:
 
     def char0(self, i: int) -> int:
         """Offset of piece i in the document's text."""
-        return sum(len(p.text) for p in self.pieces[:i])
+        return sum(p.size for p in self.pieces[:i])
 
-    def _attach_body_fixes(self, i: int) -> None:
-        """Fixes of a body piece's findings, planned on the whole text (a constant like `%c77` is
-        defined far up the function) and kept to edits inside the piece, then made piece-relative."""
-        p = self.pieces[i]
-        h = i
-        while self.pieces[h].kind != "header":
-            h -= 1
-        c = i
-        while self.pieces[c].kind != "closer":
-            c += 1
-        text = self.text
-        starts = [0, *itertools.accumulate(len(q.text) for q in self.pieces)]
-        base = starts[i]
-        closer = self.pieces[c]
-        brace = starts[h] + p.unit.brace
+    def _unit_reader(self, h: int, c: int, starts: list[int]) -> BlockStatements:
+        """The block of the big function between header h and closer c, read from the whole text."""
+        text, header, closer = self.text, self.pieces[h], self.pieces[c]
+        brace = starts[h] + header.unit.brace
         close = starts[c] + closer.text.index("}")
-        unit = Op(p.unit.op.name, starts[h], close + 1, starts[h], [], p.unit.op.generic, p.unit.op.parent)
-        unit.regions = []
-        pairs = _PiecePairs(self.pieces, starts, h + 1, c)
-        bs = BlockStatements(text, brace + 1, close, unit, pairs, Region(brace, close + 1),
-                             labels=any(_has_labels(q) for q in self.pieces[h + 1:c]))
-        by_start = {}
+        owner = header.unit.op
+        unit = Op(owner.name, starts[h], close + 1, starts[h], [], owner.generic, owner.parent)
+        return BlockStatements(text, brace + 1, close, unit, _PiecePairs(self.pieces, starts, h + 1, c),
+                               Region(brace, close + 1), labels=any(_has_labels(q) for q in self.pieces[h + 1:c]))
+
+    @staticmethod
+    def _assert_pairs(bs: BlockStatements, p: Piece, base: int) -> dict:
+        """{piece offset: (finding, assert op in the whole text)} of a body piece's assert findings."""
+        out = {}
         for f in p.result.findings:
             if f.code.startswith("MLA"):
                 for top in bs.statement_at(base + f.op_start):
                     for o in top.walk():
                         if o.start == base + f.op_start and o.full_name == "cf.assert":
-                            by_start[f.op_start] = (f, o)
+                            out[f.op_start] = (f, o)
+        return out
+
+    def _attach_body_fixes(self, i: int) -> None:
+        """Fixes of a body piece's findings, planned on the whole text (a constant like `%c77` is
+        defined far up the function) and kept to edits inside the piece, then made piece-relative."""
+        p = self.pieces[i]
+        h, c = self.unit_bounds(i)
+        starts = [0, *itertools.accumulate(q.size for q in self.pieces)]
+        base = starts[i]
+        bs = self._unit_reader(h, c, starts)
+        by_start = self._assert_pairs(bs, p, base)
         if by_start:
-            attach_unit_fixes(text, list(by_start.values()), self.settings, window=(base, base + len(p.text)))
+            attach_unit_fixes(self.text, list(by_start.values()), self.settings, window=(base, base + len(p.text)))
         for f, _o in by_start.values():
             f.fixes = [Fix(x.title, x.mode, x.applicability,
                            tuple(TextEdit(e.start - base, e.end - base, e.new_text) for e in x.edits))
                        for x in f.fixes]
+
+    def fix_all(self, mode: str, unsafe: bool) -> list[tuple[int, TextEdit]]:
+        """Every fix of `mode` in the document at once: (piece index, piece-relative edit). A big
+        function's asserts are fixed together on the whole text, as `mlir-lsp --check --fix` does."""
+        out: list[tuple[int, TextEdit]] = []
+        starts = None
+        done: set[int] = set()
+        for i, p in enumerate(self.pieces):
+            if p.result is None or not p.result.findings:
+                continue
+            if p.kind != "body":
+                out.extend((i, e) for e in fix_text(p.result, mode, unsafe=unsafe).edits)
+                continue
+            h, c = self.unit_bounds(i)
+            if h in done:
+                continue
+            done.add(h)
+            starts = starts or [0, *itertools.accumulate(q.size for q in self.pieces)]
+            bs = self._unit_reader(h, c, starts)
+            pairs = []
+            for j in range(h + 1, c):
+                q = self.pieces[j]
+                if q.result is not None and q.result.findings:
+                    pairs.extend(self._assert_pairs(bs, q, starts[j]).values())
+            for e in fix_asserts(self.text, pairs, mode, unsafe).edits:
+                j = bisect.bisect_right(starts, e.start) - 1
+                if e.start == starts[j] and e.start == e.end and j > 0:
+                    j -= 1  # an insertion at a piece's start: at the end of the one before
+                out.append((j, TextEdit(e.start - starts[j], e.end - starts[j], e.new_text)))
+        return out
+
+    # -- SSA values of a big function, across its pieces ----------------------------------------
+    def unit_bounds(self, i: int) -> tuple[int, int] | None:
+        """(header, closer) piece indices of the big function that piece i belongs to, or None."""
+        if self.pieces[i].unit is None:
+            return None
+        h, c = i, i
+        while self.pieces[h].kind != "header":
+            h -= 1
+        while self.pieces[c].kind != "closer":
+            c += 1
+        return h, c
+
+    def value_definition_elsewhere(self, i: int, name: str) -> tuple[int, int] | None:
+        """(piece, offset of the `%`) where `%name`, used in body piece i but not defined there, is
+        defined in its function: a result at the function's block level in another body piece
+        (looked for backwards first, with `str` searches per piece), or an argument in the header."""
+        bounds = self.unit_bounds(i)
+        if bounds is None:
+            return None
+        h, c = bounds
+        needle, pattern = "%" + name, _name_re(name)
+        for j in [*range(i - 1, h, -1), *range(i + 1, c)]:
+            p = self.pieces[j]
+            if not p.contains(needle):
+                continue
+            text = p.text
+            for m in pattern.finditer(text):
+                at = m.start()
+                if p.pairs is not None and p.pairs.span_at(at) is not None:
+                    continue
+                line = _LINE_RESULTS.match(text, text.rfind("\n", 0, at) + 1)
+                if line is not None and at < line.end():
+                    return j, at
+        header = self.pieces[h].text
+        m = re.compile(re.escape(needle) + r"\s*:").search(header, 0, self.pieces[h].unit.brace)
+        return (h, m.start()) if m else None
+
+    def value_uses_elsewhere(self, i: int, name: str) -> list[tuple[int, int]]:
+        """(piece, offset) of every `%name` in the function of body piece i outside that piece."""
+        bounds = self.unit_bounds(i)
+        if bounds is None:
+            return []
+        h, c = bounds
+        needle, pattern = "%" + name, _name_re(name)
+        out = []
+        for j in range(h, c):
+            p = self.pieces[j]
+            if j != i and p.contains(needle):
+                out.extend((j, m.start()) for m in pattern.finditer(p.text, 0, p.unit.brace if j == h else p.size))
+        return out
 
     def findings(self):
         """(piece index, first line of the piece, finding) for every finding, in order."""
@@ -427,7 +538,7 @@ class LiveDocument:
         j, e = self.locate(el, ec)
         if j > i and e == 0:  # the end is the first character of the next piece
             j -= 1
-            e = len(self.pieces[j].text)
+            e = self.pieces[j].size
         merged = self.pieces[i].text[:s] + new_text + self.pieces[j].text[e:]
         # A piece must end at a line end (the next one starts a line): else take the next in.
         while not merged.endswith("\n") and j + 1 < len(self.pieces):
@@ -469,7 +580,7 @@ class LiveDocument:
         unit = self.pieces[i].unit
         if any(p.unit is not unit for p in self.pieces[i:j + 1]):
             return None, i, j, merged
-        old_chars = sum(len(p.text) for p in self.pieces[i:j + 1])
+        old_chars = sum(p.size for p in self.pieces[i:j + 1])
         for _ in range(8):
             pairs, balanced = child_pairs(merged, 0, len(merged))
             prev, nxt = self.pieces[i - 1], self.pieces[j + 1]
@@ -530,7 +641,7 @@ class LiveDocument:
         piece.outline = [_entry(merged, op)]
         if renamed:
             for p in self.pieces:
-                if p.unit is unit and p.kind == "body" and "cf.assert" in p.text:
+                if p.unit is unit and p.kind == "body" and p.contains("cf.assert"):
                     self._check_body(p)
         return [piece]
 
@@ -632,7 +743,8 @@ def _opens_region(header: str, brace: int, body: str) -> bool:
 def _has_labels(p: Piece) -> bool:
     """Does a body piece hold a block label of the function's own block? (Kept on the piece.)"""
     if p.labels is None:
-        p.labels = bool(block_labels(p.text, 0, len(p.text), p.pairs))
+        text = p.text
+        p.labels = bool(block_labels(text, 0, len(text), p.pairs))
     return p.labels
 
 
@@ -649,6 +761,13 @@ class _PiecePairs:
         base = self.starts[k]
         span = self.pieces[k].pairs.span_at(pos - base)
         return None if span is None else (span[0] + base, span[1] + base)
+
+
+_LINE_RESULTS = re.compile(r"[ \t]*%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*\s*=(?!=)")
+
+
+def _name_re(name: str) -> re.Pattern[str]:
+    return re.compile("%" + re.escape(name) + r"(?![\w$.\-])")
 
 
 def _holds(spots: list[int], start: int, end: int) -> bool:

@@ -20,9 +20,11 @@ import inspect
 import json
 import logging
 import os
+import sys
 import threading
 
 from lsprotocol import types
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -68,7 +70,33 @@ class MlirLspProtocol(LanguageServerProtocol):
             asyncio.ensure_future(res)
 
 
+class TextStdinReader(StdinAsyncReader):
+    """Gives pygls each message body as text, decoded in the reading thread with the bytes let go
+    at once: `json.loads` of bytes decodes to a temporary string of its own, so a 50 MB didOpen
+    would otherwise be held three times (bytes, that string, the parsed text) at its peak."""
+
+    def readexactly(self, n: int):
+        def read() -> str:
+            return self.stdin.read(n).decode("utf-8", "surrogatepass")
+        return self.loop.run_in_executor(self.executor, read)
+
+
 class MlirLspServer(LanguageServer):
+    def start_io(self, stdin=None, stdout=None):
+        """pygls's stdio loop, with message bodies read as text (`TextStdinReader`)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = TextStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
+                                  logger=log, error_handler=self.report_server_error))
+        except BrokenPipeError:
+            log.error("the client's connection is gone; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     def __init__(self):
         super().__init__("mlir-lsp", __version__, protocol_cls=MlirLspProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
@@ -315,8 +343,17 @@ def did_change(ls: MlirLspServer, params: types.DidChangeTextDocumentParams):
         log.warning("didChange for a document that is not open: %s", uri)
         return
     before = doc.live.rebuilds
+    shifts = []
+    for ch in params.content_changes:
+        rng = getattr(ch, "range", None)
+        if rng is None:
+            shifts = None
+            break
+        shifts.append((rng.start.line, rng.end.line, ch.text.count("\n")))
     with ls.lock:
         doc.change(params.content_changes, params.text_document.version)
+    if shifts is not None:  # the real parser's last findings follow the lines they are on
+        ls.parser_diagnostics.shift(uri, shifts, params.text_document.version)
     _settle(doc, before)
     ls.publish(uri)
     dispatch_feature.schedule(ls, dispatch_state, uri, "change")

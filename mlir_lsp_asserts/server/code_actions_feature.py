@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..fixes import fix_text
 from ..rules import RULES_BY_CODE
 from .convert import diagnostic, text_edits, workspace_edit
 
@@ -68,11 +67,11 @@ def whole_document_edit(ls, doc, mode: str, unsafe: bool) -> list[types.TextEdit
     """Every fix of `mode` in the document, piece by piece (each piece's fixes are its own)."""
     live = doc.live
     edits: list[types.TextEdit] = []
-    for i, piece in enumerate(live.pieces):
-        if piece.result is None or not piece.result.findings:
-            continue
-        fo = fix_text(piece.result, mode, unsafe=unsafe)
-        edits.extend(text_edits(piece.lines, fo.edits, live.line0(i)))
+    by_piece: dict[int, list] = {}
+    for i, e in live.fix_all(mode, unsafe):
+        by_piece.setdefault(i, []).append(e)
+    for i, piece_edits in sorted(by_piece.items()):
+        edits.extend(text_edits(live.pieces[i].lines, piece_edits, live.line0(i)))
     return edits
 
 

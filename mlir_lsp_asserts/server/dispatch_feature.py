@@ -243,7 +243,7 @@ def schedule(ls, state: DispatchState, uri: str, reason: str) -> None:
     if reason == "change" and state.trigger != "idle":
         return
     doc = ls.document(uri)
-    if doc is None or sum(len(p) for p in doc.parts()) > state.auto_max_mb * 1024 * 1024:
+    if doc is None or doc.size > state.auto_max_mb * 1024 * 1024:
         return
     delay = state.idle_ms / 1000 if reason == "change" else 0.0
     t = threading.Timer(delay, compute, args=(ls, state, uri, False))

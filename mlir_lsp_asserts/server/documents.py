@@ -60,8 +60,16 @@ class OpenDocument:
                                        ch.text)
         self.live.version = version
 
-    def parts(self) -> list[str]:
-        return [self.raw] if self.error else [p.text for p in self.live.pieces]
+    def parts(self) -> list[tuple[str, int, int]]:
+        """The text as immutable spans (string, start, end), without copying the pieces."""
+        if self.error:
+            return [(self.raw, 0, len(self.raw))]
+        return [(p._own, 0, len(p._own)) if p._own is not None else (p._base, p._start, p._end)
+                for p in self.live.pieces]
+
+    @property
+    def size(self) -> int:
+        return len(self.raw) if self.error else sum(p.size for p in self.live.pieces)
 
     def snapshot(self) -> Snapshot:
         return Snapshot(self.uri, self.version, self.raw if self.error else self.live.text)

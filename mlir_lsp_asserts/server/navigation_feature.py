@@ -119,11 +119,36 @@ def _owner(c: Cursor, region) -> Op | None:
     return None
 
 
+def _elsewhere_range(c: Cursor, j: int, at: int, name: str) -> types.Range:
+    live = c.doc.live
+    return lsp_range(live.pieces[j].lines, at, at + 1 + len(name), live.line0(j))
+
+
+def _function_level(c: Cursor, d: Definition) -> bool:
+    """Is `d` a value of a big function's own block (its uses may sit in other pieces)?"""
+    return c.doc.live.pieces[c.piece].kind == "body" and d.region is not None and d.region.sparse is not None
+
+
 def value_references(c: Cursor, name: str, include_declaration: bool) -> list[types.Range]:
     found = value_definition(c, name)
-    if found is None:
-        return []
+    live = c.doc.live
+    if found is None:  # defined in another piece of a big function (or an argument of it)
+        where = live.value_definition_elsewhere(c.piece, name) if live.pieces[c.piece].kind == "body" else None
+        if where is None:
+            return []
+        out = []
+        for j, at in live.value_uses_elsewhere(c.piece, name):
+            if include_declaration or (j, at) != where:
+                out.append(_elsewhere_range(c, j, at, name))
+        m = re.compile("%" + re.escape(name) + r"(?![\w$.\-])")
+        out.extend(c.range(x.start(), x.end()) for x in m.finditer(c.text))
+        return out
     _op, start, d, scope = found
+    if _function_level(c, d):
+        out = [c.range(start, start + 1 + len(name))] if include_declaration else []
+        out.extend(c.range(off, off + 1 + len(name)) for _o, off in scope.users(d))
+        out.extend(_elsewhere_range(c, j, at, name) for j, at in live.value_uses_elsewhere(c.piece, name))
+        return out
     out = [c.range(start, start + 1 + len(name))] if include_declaration else []
     region = d.region
     if region is None:
@@ -180,7 +205,7 @@ def symbol_references(doc, name: str) -> list[tuple[int, types.Range]]:
         "@" + re.escape(name))
     out = []
     for i, p in enumerate(live.pieces):
-        if ("@" + name) not in p.text:
+        if not p.contains("@" + name):
             continue
         line0 = live.line0(i)
         for m in pat.finditer(p.text):
@@ -234,7 +259,14 @@ def word_hover(c: Cursor) -> types.Hover | None:
     if sigil == "%":
         found = value_definition(c, name)
         if found is None:
-            return None
+            where = c.doc.live.value_definition_elsewhere(c.piece, name) if c.doc.live.pieces[c.piece].kind == "body" else None
+            if where is None:
+                return None
+            j, at = where
+            live = c.doc.live
+            line = live.pieces[j].lines.position(at)[0] + live.line0(j) + 1
+            md = f"`%{name}` defined at line {line}\n\n```mlir\n{_first_line(live.pieces[j].text, live.pieces[j].text.rfind(chr(10), 0, at) + 1, len(live.pieces[j].text)).strip()}\n```"
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, md))
         op, start, _d, _scope = found
         line = c.lines.position(start)[0] + c.line0 + 1
         if op is not None:
@@ -288,6 +320,9 @@ def setup(server) -> None:
         uri = params.text_document.uri
         if sigil == "%":
             found = value_definition(c, name)
+            if found is None and c.doc.live.pieces[c.piece].kind == "body":
+                where = c.doc.live.value_definition_elsewhere(c.piece, name)
+                return types.Location(uri, _elsewhere_range(c, *where, name)) if where else None
             return types.Location(uri, c.range(found[1], found[1] + 1 + len(name))) if found else None
         if sigil == "^":
             locs = label_locations(c, name, include_declaration=True, uses=False)

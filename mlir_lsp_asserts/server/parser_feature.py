@@ -85,7 +85,7 @@ class ParserDiagnostics:
         if got is None:
             return
         version, parts = got
-        size = sum(map(len, parts))
+        size = sum(e - s for _t, s, e in parts)
         if size > MAX_CHARS:
             return
         diags = self._in_child(uri, parts)
@@ -98,7 +98,7 @@ class ParserDiagnostics:
             self.results[uri] = (version, diags)
         ls.publish_threadsafe(uri)
 
-    def _in_child(self, uri: str, parts: list[str]) -> list[types.Diagnostic] | None:
+    def _in_child(self, uri: str, parts: list[tuple[str, int, int]]) -> list[types.Diagnostic] | None:
         """The real parser in a child, fed the document's pieces one by one (no joined copy of
         a 50 MB text in the server); killed by a newer edit or after WORKER_TIMEOUT."""
         import json
@@ -116,8 +116,8 @@ class ParserDiagnostics:
         timer.start()
         try:
             try:
-                for part in parts:
-                    proc.stdin.write(part.encode("utf-8", "surrogatepass"))
+                for text, s, e in parts:
+                    proc.stdin.write(text[s:e].encode("utf-8", "surrogatepass"))
                 proc.stdin.close()
             except OSError:
                 pass  # it died while reading (killed by a newer edit, or crashed): its status says
@@ -153,6 +153,35 @@ class ParserDiagnostics:
         proc = self.children.pop(uri, None)
         if proc is not None and proc.poll() is None:
             proc.kill()
+
+    def shift(self, uri: str, changes: list[tuple[int, int, int]], version: int | None) -> None:
+        """Carry the last result over an edit to `version` instead of dropping it until the next
+        parse: `changes` are (first line, last line, new line count) of each range replaced.
+        Diagnostics below a change move with their lines; those on the changed lines stay at its
+        first line (the next parse, half a second later, says what is true there)."""
+        with self.lock:
+            r = self.results.get(uri)
+            if r is None or not r[1]:
+                return
+            diags = r[1]
+            for first, last, new_lines in changes:
+                delta = new_lines - (last - first)
+                if delta == 0:
+                    continue
+                moved = []
+                for d in diags:
+                    line = d.range.start.line
+                    if line > last:
+                        line += delta
+                    elif line > first + new_lines:
+                        line = first + new_lines
+                    if line != d.range.start.line:
+                        d = types.Diagnostic(types.Range(types.Position(line, d.range.start.character),
+                                                         types.Position(line, d.range.end.character)),
+                                             d.message, d.severity, source=d.source)
+                    moved.append(d)
+                diags = moved
+            self.results[uri] = (version, diags)
 
     def for_version(self, uri: str, version: int | None) -> list[types.Diagnostic]:
         with self.lock:
