@@ -17,7 +17,7 @@ from .findings import Finding, Position, Related, Span
 from .rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity, classify
 from .syntax.document import ParsedText, parse, register_literal
 from .syntax.index import Op
-from .syntax.ops import AssertOp, parse_op
+from .syntax.ops import AssertOp, op_detail
 
 ASSERT_CANDIDATE = register_literal(
     re.compile(r'(?<![\w.$"-])cf\.assert(?![\w.$-])|"cf\.assert"'), "cf.assert")
@@ -93,7 +93,7 @@ def _source_location(parsed: ParsedText, op: Op) -> str | None:
 
 
 def assert_message(parsed: ParsedText, op: Op) -> str | None:
-    detail = parse_op(parsed.text[op.start:op.end])
+    detail = op_detail(parsed.text, op)
     return detail.message if isinstance(detail, AssertOp) else None
 
 

@@ -57,11 +57,12 @@ def attach_fixes(result, settings) -> None:
 
 
 def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
-                      window: tuple[int, int] | None = None) -> None:
+                      window: tuple[int, int] | None = None, outside=None) -> set[str] | None:
     """Fixes for the asserts of one top-level op. With `window`, every edit must fall inside
     text[window[0]:window[1]] (an editor's piece of a big function); a fix that would need an
-    edit outside it is not offered."""
-    scope = Scope(text, window)
+    edit outside it is not offered. `outside` (see `Scope`) answers for the rest of a big block
+    when `text` is only part of it; the names found undefined in `text` are returned."""
+    scope = Scope(text, window, outside=outside)
     groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
     group_of = {id(a): g for g in groups for a in g.asserts}
     for f, op in pairs:
@@ -82,6 +83,7 @@ def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
         else:
             f.assume_unavailable = reasons.get(id(op), "not analysed")
         f.fixes = fixes
+    return scope.missing
 
 
 def _inside(edits, window) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..syntax.index import Block, Op
-from ..syntax.ops import AssertOp, CastOp, CmpiOp, ConstantOp, parse_op
+from ..syntax.ops import AssertOp, CastOp, CmpiOp, ConstantOp, op_detail
 from .ranges import SWAPPED, Constraint, Derivation, NoRange, derive_range
 from .scope import Definition, Scope, containing
 
@@ -78,7 +78,7 @@ class AssumeGroup:
 
 
 def read_condition(scope: Scope, text: str, op: Op) -> AssertCondition:
-    detail = parse_op(text[op.start:op.end])
+    detail = op_detail(text, op)
     if not isinstance(detail, AssertOp):
         raise NoRange("the cf.assert could not be read")
     d = scope.find_def(detail.condition, op)
@@ -86,7 +86,7 @@ def read_condition(scope: Scope, text: str, op: Op) -> AssertCondition:
         raise NoRange(f"the condition %{detail.condition} is not defined in scope")
     if d.op is None:
         raise NoRange(f"the condition %{detail.condition} is a block argument, not a comparison")
-    cmp = parse_op(text[d.op.start:d.op.end])
+    cmp = op_detail(text, d.op)
     if not isinstance(cmp, CmpiOp):
         raise NoRange(f"the condition is `{d.op.full_name}`, not an arith.cmpi comparison")
     width = width_of(cmp.type)
@@ -110,7 +110,7 @@ def constant_value(scope: Scope, text: str, name: str, at: Op) -> int | None:
     d = scope.find_def(name, at)
     if d is None or d.op is None:
         return None
-    c = parse_op(text[d.op.start:d.op.end])
+    c = op_detail(text, d.op)
     if isinstance(c, ConstantOp) and c.value is not None and width_of(c.type) is not None:
         return c.value
     return None
@@ -119,7 +119,7 @@ def constant_value(scope: Scope, text: str, name: str, at: Op) -> int | None:
 def _cast_of(scope: Scope, text: str, d: Definition | None) -> CastOp | None:
     if d is None or d.op is None:
         return None
-    c = parse_op(text[d.op.start:d.op.end])
+    c = op_detail(text, d.op)
     if isinstance(c, CastOp) and c.kind in CAST_KINDS:
         return c
     return None
@@ -217,7 +217,7 @@ def _add_cast_users(scope: Scope, text: str, g: AssumeGroup, members: dict[str, 
         for o in g.block.ops:
             if not o.results or o.results[0][0] in members:
                 continue
-            c = parse_op(text[o.start:o.end])
+            c = op_detail(text, o)
             if not isinstance(c, CastOp) or c.kind not in CAST_KINDS or c.source not in members:
                 continue
             w = width_of(c.result_type)
@@ -239,7 +239,7 @@ def _has_other_uses(scope: Scope, m: Member, g: AssumeGroup) -> bool:
     for user, _off in scope.users(m.definition):
         if id(user) in skip:
             continue
-        c = parse_op(scope.text[user.start:user.end])
+        c = op_detail(scope.text, user)
         if isinstance(c, CastOp):
             continue  # casts of members are members themselves
         return True

@@ -55,8 +55,13 @@ def base_name(use: str) -> str:
 class Scope:
     """Caches op uses for one text, and answers scoping questions."""
 
-    def __init__(self, text: str, window: tuple[int, int] | None = None):
+    def __init__(self, text: str, window: tuple[int, int] | None = None, *, outside=None):
         self.text = text
+        # For a piece of a big block read alone (incremental/document.py): `outside` answers
+        # "is %name used elsewhere in the block?" and "is this name taken elsewhere?", and the
+        # names found undefined here are collected in `missing`.
+        self.outside = outside
+        self.missing: set[str] | None = set() if outside is not None else None
         # When set, fixes may only edit text[window[0]:window[1]] (an editor's piece of a big
         # function): ops outside it are kept even when dead, uses outside it are not rewired.
         self.window = window
@@ -97,6 +102,8 @@ class Scope:
                 d = self._sparse_def(region.sparse, name, cur.start)
                 if d is not None:
                     return d
+                if self.missing is not None and parent.start == parent.end:
+                    self.missing.add(name)  # a piece of a big block: defined in another piece?
             # Entry-block arguments written in the op's own header: `func.func @f(%r: i4)`,
             # `flow.dispatch.workgroups(...) = (%arg0: ...)`, `scf.for %i = ...`, `iter_args(%a = ...)`.
             if self._declares(parent, name):
@@ -170,6 +177,8 @@ class Scope:
             user = _user_at(self, bs.statement_at(at), at, name)
             if user is not None:
                 yield user, at
+        if self.outside is not None and self.outside.used(name):
+            yield OUTSIDE_USER, -1  # a use in another piece: never removed, never rewired
 
     def _region_uses(self, region: Region) -> dict[str, list[tuple[Op, int]]]:
         """Uses by name of everything in `region` (not inside isolated ops), built once."""
@@ -219,6 +228,8 @@ class Scope:
         model in one function) a C-speed `str.find` (a hit on a longer name counts as taken), and
         after 16 questions (a whole file fixed at once), a set of all its names built once (one regex pass)."""
         text, start, end = self.text, scope.start, scope.end
+        if self.outside is not None:
+            return lambda c: _name_pattern(c).search(text) is not None or self.outside.taken(c)
         if end - start < BIG_SCOPE_CHARS:
             return lambda c: _name_pattern(c).search(text, start, end) is not None
         asked = self._asked[id(scope)] = self._asked.get(id(scope), 0) + 1
@@ -236,6 +247,9 @@ class Scope:
             self._keep_ops.append(scope)
         return names.__contains__
 
+
+# Stands for a use of a value in text that a piece of a big block does not hold.
+OUTSIDE_USER = Op("<use elsewhere>", -1, -1, -1, [])
 
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
 _ANY_NAME = re.compile(r"%([\w$.\-]+)")

@@ -405,20 +405,54 @@ class LiveDocument:
         return out
 
     def _attach_body_fixes(self, i: int) -> None:
-        """Fixes of a body piece's findings, planned on the whole text (a constant like `%c77` is
-        defined far up the function) and kept to edits inside the piece, then made piece-relative."""
+        """Fixes of a body piece's findings, planned on the piece alone with, put before it, the
+        statements of other pieces that define the values it uses (`%c77`, found by `str` searches
+        of the pieces before it); uses and names elsewhere in the function are asked of the other
+        pieces (`_Outside`). Edits stay inside the piece. Cost: the piece and a few searches, not
+        the function."""
         p = self.pieces[i]
-        h, c = self.unit_bounds(i)
-        starts = [0, *itertools.accumulate(q.size for q in self.pieces)]
-        base = starts[i]
-        bs = self._unit_reader(h, c, starts)
-        by_start = self._assert_pairs(bs, p, base)
-        if by_start:
-            attach_unit_fixes(self.text, list(by_start.values()), self.settings, window=(base, base + len(p.text)))
-        for f, _o in by_start.values():
+        text = p.text
+        outside = _Outside(self, i)
+        prefix: list[str] = []
+        fetched: set[str] = set()
+        for _round in range(4):
+            full = "".join(prefix) + text
+            base = len(full) - len(text)
+            parsed = parse_block(full, p.unit.op)
+            bs = parsed.block
+            pairs = []
+            for f in p.result.findings:
+                if f.code.startswith("MLA"):
+                    for top in bs.statement_at(base + f.op_start):
+                        for o in top.walk():
+                            if o.start == base + f.op_start and o.full_name == "cf.assert":
+                                pairs.append((f, o))
+            if not pairs:
+                return
+            missing = attach_unit_fixes(full, pairs, self.settings, window=(base, len(full)), outside=outside)
+            wanted = [n for n in sorted(missing or ()) if n not in fetched]
+            fetched.update(wanted)
+            found = [d for d in (self._definition_text(i, n) for n in wanted) if d is not None]
+            if not found:
+                break
+            prefix = [*found, *prefix]
+        for f, _o in pairs:
             f.fixes = [Fix(x.title, x.mode, x.applicability,
                            tuple(TextEdit(e.start - base, e.end - base, e.new_text) for e in x.edits))
                        for x in f.fixes]
+
+    def _definition_text(self, i: int, name: str) -> str | None:
+        """The text of the statement that defines `%name` in another piece of i's function."""
+        where = self.value_definition_elsewhere(i, name)
+        if where is None or self.pieces[where[0]].kind != "body":
+            return None
+        q = self.pieces[where[0]]
+        qt = q.text
+        reader = BlockStatements(qt, 0, len(qt), Op(q.unit.op.name, 0, 0, 0, []), q.pairs)
+        s = reader.start_of(where[1])
+        e = reader.end_of(s)
+        out = qt[qt.rfind("\n", 0, s) + 1:e]
+        return out if out.endswith("\n") else out + "\n"
 
     def fix_all(self, mode: str, unsafe: bool) -> list[tuple[int, TextEdit]]:
         """Every fix of `mode` in the document at once: (piece index, piece-relative edit). A big
@@ -746,6 +780,37 @@ def _has_labels(p: Piece) -> bool:
         text = p.text
         p.labels = bool(block_labels(text, 0, len(text), p.pairs))
     return p.labels
+
+
+_ASSUMED_NAME = re.compile(r"%([\w$.\-]*assumed[\w$.\-]*)")
+
+
+class _Outside:
+    """What a piece of a big function, read alone, asks of the rest of the function."""
+
+    def __init__(self, doc: LiveDocument, i: int):
+        self.doc, self.i = doc, i
+        h, c = doc.unit_bounds(i)
+        self.others = [q for k, q in enumerate(doc.pieces[h:c + 1], h) if k != i]
+        self._assumed: set[str] | None = None
+
+    def used(self, name: str) -> bool:
+        """Is `%name` used (or defined) in another piece? A definition copied before the piece is
+        found here too, which keeps it: nothing outside the piece is ever removed."""
+        return bool(self.doc.value_uses_elsewhere(self.i, name))
+
+    def taken(self, name: str) -> bool:
+        """Is a name `%name...` written anywhere else in the function? (A longer name counts.) Fresh
+        names all hold `assumed`: the names holding it are collected once, in one pass."""
+        if "assumed" in name:
+            if self._assumed is None:
+                self._assumed = set()
+                for q in self.others:
+                    if q.contains("assumed"):
+                        self._assumed.update(_ASSUMED_NAME.findall(q.text))
+            return any(n.startswith(name) for n in self._assumed)
+        needle = "%" + name
+        return any(q.contains(needle) for q in self.others)
 
 
 class _PiecePairs:

@@ -257,8 +257,39 @@ def initialize(ls: MlirLspServer, params: types.InitializeParams):
 
 @server.feature(types.INITIALIZED)
 async def initialized(ls: MlirLspServer, params: types.InitializedParams):
+    threading.Thread(target=_warm_up, name="mlir-lsp-warm-up", daemon=True).start()
     await pull_configuration(ls)
     workspace_feature.start(ls)
+
+
+WARM_UP_TEXT = """func.func @f(%t: tensor<4xi64>, %w: tensor<77xf16>) -> tensor<4xf16> {
+  %c77 = arith.constant 77 : index
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%t : tensor<4xi64>) outs(%e : tensor<4xf16>) {
+  ^bb0(%in: i64, %out: f16):
+    %i = arith.index_cast %in : i64 to index
+    %lt = arith.cmpi slt, %i, %c77 : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %ge = arith.cmpi sge, %in, %c0 : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %w[%i] : tensor<77xf16>
+    linalg.yield %x : f16
+  } -> tensor<4xf16>
+  return %r : tensor<4xf16>
+}
+"""
+
+
+def _warm_up() -> None:
+    """Check and fix a small gather once, in the background, so that the first real code action
+    does not pay for building the op grammar's parser and compiling the fixes' patterns."""
+    try:
+        from ..check import check_text
+
+        check_text(WARM_UP_TEXT)
+    except Exception:  # noqa: BLE001 - a warm-up that fails only leaves the first request slower
+        log.debug("warm-up failed", exc_info=True)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

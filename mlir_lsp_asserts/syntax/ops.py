@@ -255,3 +255,15 @@ def parse_op(op_text: str) -> OpDetail | None:
         return _ToDetail().transform(tree)
     except Exception:  # noqa: BLE001 - a transformer surprise means "not one we read"
         return None
+
+
+# The ops `parse_op` reads; for any other op (a 2 KB `linalg.generic`...) lark is not run at all.
+READ_OPS = frozenset({"cf.assert", "arith.cmpi", "arith.constant", "arith.index_cast", "arith.index_castui",
+                      "arith.extsi", "arith.extui", "arith.trunci", "linalg.index"})
+
+
+def op_detail(text: str, op) -> OpDetail | None:
+    """`parse_op` of an op of the index (`syntax.index.Op`) in `text`, skipping ops it never reads."""
+    if op.full_name not in READ_OPS or op.regions or op.lazy_regions:
+        return None
+    return parse_op(text[op.start:op.end])
