@@ -1,7 +1,8 @@
 """`make bench`: `mlir-lsp --check` versus iree-opt's parse of the same files, in one run.
 
-For a generated ~50 MB module (bench/generate.py, cached in bench/out/), for the real SDXL
-prompt encoder, and for a stress file holding one 8 MB weight as a single `dense<"0x...">`
+For a generated ~50 MB module of 30,000 small functions and a ~47 MB model-shaped one (one
+function holding every op: the real SDXL prompt encoder's body 20 times, bench/generate.py; both
+cached in bench/out/, both need ../shared), for the real SDXL prompt encoder, and for a stress file holding one 8 MB weight as a single `dense<"0x...">`
 literal, it prints the median of 3 runs of
 
     mlir-lsp --check --output-format json FILE      (our check, a subprocess like in CI)
@@ -177,8 +178,13 @@ def main() -> int:
     st_t, st_rss, _ = measure([str(BIN / "mlir-lsp"), "--check", "--output-format", "json", str(TINY)])
     print(f"start-up: mlir-lsp --check on {TINY.name} ({TINY.stat().st_size} bytes): median {st_t:.2f} s,"
           f" peak RSS {st_rss / 1024:.0f} MiB")
+    print("\n== spread shape: 30,000 small functions")
     ok = bench(big, asserts, st_t, st_rss)
     if ENCODER.exists():
+        # The shape torch exports have: every op in one function (bench/generate.py).
+        model, model_asserts = generated("model_shaped_20x", lambda _n: generate.generate_model_shaped(20), 20)
+        print("\n== model shape: one function holding every op (the prompt encoder's body 20x, values renamed)")
+        ok &= bench(model, model_asserts, st_t, st_rss)
         ok &= bench(ENCODER, 16, st_t, st_rss)
     else:
         print(f"\n(skipped: {ENCODER} not found)")

@@ -339,6 +339,11 @@ def find_upstream(given: str | None) -> str | None:
 
 
 def main() -> int:
+    # The client keeps every message it got; its own full collections (60-180 ms once a few
+    # hundred publishes of 500 diagnostics are kept) would be timed as the server's latency.
+    import gc
+
+    gc.disable()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--edits", type=int, default=50)
