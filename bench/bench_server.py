@@ -140,6 +140,17 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def open_timed(c: Client, uri: str, text: str) -> tuple[float, dict]:
+    """`initialized`, then `didOpen`: seconds to the first publish for it, and that publish."""
+    c.notify("initialized", {})
+    mark = c.mark()
+    t0 = c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1,
+                                                             "text": text}})
+    t1, first = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                       and m["params"]["uri"] == uri, timeout=600, start=mark)
+    return t1 - t0, first
+
+
 def session(argv: list[str], uri: str, text: str, assert_line: int, edits: int, memory_edits: int = 0) -> dict:
     c = Client(argv)
     init = c.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
@@ -150,13 +161,8 @@ def session(argv: list[str], uri: str, text: str, assert_line: int, edits: int, 
     if full:
         at = sum(len(ln) + 1 for ln in text.split("\n", assert_line)[:assert_line])
         commented = text[:at] + "// " + text[at:]
-    c.notify("initialized", {})
-    mark = c.mark()
-    t0 = c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1,
-                                                             "text": text}})
-    t1, _m = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                    and m["params"]["uri"] == uri, timeout=600, start=mark)
-    out = {"open": t1 - t0, "edits": [], "full_sync": full}
+    opened, _first = open_timed(c, uri, text)
+    out = {"open": opened, "edits": [], "full_sync": full}
     version = 1
 
     def edit(comment: bool) -> float:
@@ -227,13 +233,8 @@ def model_session(argv: list[str], uri: str, text: str, edits: int) -> dict:
             "dataSupport": True, "resolveSupport": {"properties": ["edit"]},
             "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source"]}}}}},
         "initializationOptions": {"dispatch": {"enabled": False}}})
-    c.notify("initialized", {})
-    mark = c.mark()
-    t0 = c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1,
-                                                             "text": text}})
-    t1, first = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                       and m["params"]["uri"] == uri, timeout=600, start=mark)
-    out = {"open": t1 - t0, "findings": sum(1 for d in first["params"]["diagnostics"] if d.get("code") == "MLA001"),
+    opened, first = open_timed(c, uri, text)
+    out = {"open": opened, "findings": sum(1 for d in first["params"]["diagnostics"] if d.get("code") == "MLA001"),
            "places": {}}
     version = 1
     for name, (line, col, ins) in model_places(text).items():

@@ -80,22 +80,29 @@ def _pos(lines: LineIndex, off: int) -> tuple[int, int]:
     return lines.position(off)
 
 
+def _edit(doc: LiveDocument, text: str, where: float, length: int, new: str, line_aligned: bool) -> str:
+    """Replace a span of `text` (whole lines, or `length` characters at `where`) by `new`, in the
+    document too; returns the new text, checked to be the document's."""
+    lines = LineIndex(text)
+    if line_aligned:
+        line = int(where * (lines.line_count - 1))
+        start = lines.starts[line]
+        end = lines.starts[min(line + length % 3, lines.line_count - 1)]
+    else:
+        start = int(where * len(text))
+        end = min(len(text), start + length)
+    doc.apply_change((_pos(lines, start), _pos(lines, end)), new)
+    text = text[:start] + new + text[end:]
+    assert_consistent(doc, text)
+    return text
+
+
 def _check_edits(edits, line_aligned: bool) -> int:
     text = BASE
     doc = LiveDocument(text, min_piece_chars=0)
     exact = 0
     for where, length, new in edits:
-        lines = LineIndex(text)
-        if line_aligned:
-            line = int(where * (lines.line_count - 1))
-            start = lines.starts[line]
-            end = lines.starts[min(line + length % 3, lines.line_count - 1)]
-        else:
-            start = int(where * len(text))
-            end = min(len(text), start + length)
-        doc.apply_change((_pos(lines, start), _pos(lines, end)), new)
-        text = text[:start] + new + text[end:]
-        assert_consistent(doc, text)
+        text = _edit(doc, text, where, length, new, line_aligned)
         ours, truth = pieces(doc), whole(text)
         # While the text is broken, pieces keep the error inside the edited function (like a
         # tolerant editor), where a whole read may see it elsewhere: exact when both read clean.
@@ -203,17 +210,7 @@ def _model_edits(edits, line_aligned: bool) -> tuple[int, int]:
     doc = LiveDocument(text, min_piece_chars=0)
     exact = strict = 0
     for where, length, new in edits:
-        lines = LineIndex(text)
-        if line_aligned:
-            line = int(where * (lines.line_count - 1))
-            start = lines.starts[line]
-            end = lines.starts[min(line + length % 3, lines.line_count - 1)]
-        else:
-            start = int(where * len(text))
-            end = min(len(text), start + length)
-        doc.apply_change((_pos(lines, start), _pos(lines, end)), new)
-        text = text[:start] + new + text[end:]
-        assert_consistent(doc, text)
+        text = _edit(doc, text, where, length, new, line_aligned)
         ours, truth = pieces(doc), whole(text)
         if "body" in _kinds(doc) or len(doc.pieces) == 1:
             # Pieces of a big function (or one piece while its braces are broken): exact, syntax
@@ -317,3 +314,12 @@ def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
     want = fix_text(check_text(MODEL), mode)
     assert want.fixed == 4 and (want.assumed == 4) == (mode == "assume")
     assert apply_edits(MODEL, edits) == want.text
+
+
+def test_a_big_functions_outline_spans_from_its_header_to_its_closing_brace(small_big_blocks):
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    (i, o), = [(i, o) for i, o in doc.outline() if o.symbol == "main$async"]
+    (sl, _sc), (el, ec) = doc.outline_span(i, o)
+    lines = MODEL.split("\n")
+    assert lines[sl].lstrip().startswith("util.func public @main$async(")
+    assert lines[el].strip() == "}" and ec == lines[el].index("}") + 1 and el == len(lines) - 3

@@ -213,27 +213,26 @@ class LiveDocument:
         self._relines()
 
     def _split_units(self, text: str, parsed, bounds, spots) -> None:
-        if True:  # noqa: SIM108 (kept at this depth for the diff's sake)
-            units = {}
-            for _chunk, op in parsed.units():
-                units.setdefault(text.rfind("\n", 0, op.start) + 1, op)
-            pieces = []
-            for s, e, sa in bounds:
-                op = units.get(s) if sa else None
-                split = self._split_big(text, s, e, op, spots) if op is not None else None
-                if split is not None:
-                    pieces.extend(split)
-                    self.exact = True
-                    continue
-                p = _view_piece(text, s, e, sa)
-                if _holds(spots, s, e):
-                    self._check_if_needed(p)
-                else:
-                    p.clean = True  # the whole read found nothing there
-                pieces.append(p)
-            if len(pieces) > 1:
-                _outline_pieces(parsed, pieces, [0, *itertools.accumulate(p.size for p in pieces)][:-1])
-            self.pieces = pieces
+        units = {}
+        for _chunk, op in parsed.units():
+            units.setdefault(text.rfind("\n", 0, op.start) + 1, op)
+        pieces = []
+        for s, e, sa in bounds:
+            op = units.get(s) if sa else None
+            split = self._split_big(text, s, e, op, spots) if op is not None else None
+            if split is not None:
+                pieces.extend(split)
+                self.exact = True
+                continue
+            p = _view_piece(text, s, e, sa)
+            if _holds(spots, s, e):
+                self._check_if_needed(p)
+            else:
+                p.clean = True  # the whole read found nothing there
+            pieces.append(p)
+        if len(pieces) > 1:
+            _outline_pieces(parsed, pieces, [0, *itertools.accumulate(p.size for p in pieces)][:-1])
+        self.pieces = pieces
 
     def _split_big(self, text: str, s: int, e: int, op: Op, spots: list[int]) -> list[Piece] | None:
         """Header, body pieces and closer of the unit `op` spanning text[s:e], when its one region
@@ -553,6 +552,20 @@ class LiveDocument:
                 p.outline = _outline(self.result_of(i) if p.result is None else p.result)
             for o in p.outline:
                 yield i, o
+
+    def outline_span(self, i: int, o: Outline) -> tuple[Pos, Pos]:
+        """Start and end (line, character) of a top-level op of piece i in the document: a big
+        function's header piece holds its outline, its closer the end."""
+        p = self.pieces[i]
+        start = p.lines.position(o.start)
+        start = (start[0] + self._line0[i], start[1])
+        if p.kind == "header":
+            c = self.unit_bounds(i)[1]
+            closer = self.pieces[c]
+            end = closer.lines.position(closer.text.index("}") + 1)
+            return start, (end[0] + self._line0[c], end[1])
+        end = p.lines.position(o.end)
+        return start, (end[0] + self._line0[i], end[1])
 
     # -- editing ------------------------------------------------------------------------------
     def apply_change(self, rng: tuple[Pos, Pos] | None, new_text: str, version: int | None = None) -> list[int]:

@@ -348,13 +348,14 @@ def setup(server) -> None:
         return [types.Location(uri, r) for _i, r in symbol_references(c.doc, name) if r != skip]
 
     def outline(params):
-        """(piece line index, first line of the piece, Outline) of each top-level op."""
+        """(piece line index, first line of the piece, Outline, its whole span) of each top-level op."""
         doc = ls_of(params)
         if doc is None:
             return
         live = doc.live
         for i, o in live.outline():
-            yield live.pieces[i].lines, live.line0(i), o
+            (sl, sc), (el, ec) = live.outline_span(i, o)
+            yield live.pieces[i].lines, live.line0(i), o, types.Range(types.Position(sl, sc), types.Position(el, ec))
 
     def ls_of(params):
         doc = server.document(params.text_document.uri)
@@ -363,20 +364,20 @@ def setup(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbols(ls, params: types.DocumentSymbolParams):
         out = []
-        for lines, line0, o in outline(params):
+        for lines, line0, o, span in outline(params):
             kind = types.SymbolKind.Function if "func" in o.full_name else (
                 types.SymbolKind.Variable if "global" in o.full_name else types.SymbolKind.Object)
             out.append(types.DocumentSymbol(
                 name=o.symbol or o.full_name, kind=kind, detail=o.full_name,
-                range=lsp_range(lines, o.start, o.end, line0),
+                range=span,
                 selection_range=lsp_range(lines, o.name_start, o.name_start + o.name_len, line0)))
         return out
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_ranges(ls, params: types.FoldingRangeParams):
         out = []
-        for lines, line0, o in outline(params):
-            s, e = lines.line_of(o.start), lines.line_of(max(o.start, o.end - 1))
+        for _lines, _line0, _o, span in outline(params):
+            s, e = span.start.line, span.end.line - (1 if span.end.character == 0 else 0)
             if e > s:
-                out.append(types.FoldingRange(start_line=s + line0, end_line=e + line0))
+                out.append(types.FoldingRange(start_line=s, end_line=e))
         return out
