@@ -102,7 +102,7 @@ class Scope:
                 d = self._sparse_def(region.sparse, name, cur.start)
                 if d is not None:
                     return d
-                if self.missing is not None and parent.start == parent.end:
+                if self.missing is not None and region.sparse.partial:
                     self.missing.add(name)  # a piece of a big block: defined in another piece?
             # Entry-block arguments written in the op's own header: `func.func @f(%r: i4)`,
             # `flow.dispatch.workgroups(...) = (%arg0: ...)`, `scf.for %i = ...`, `iter_args(%a = ...)`.

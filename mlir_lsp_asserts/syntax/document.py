@@ -193,6 +193,7 @@ def parse_block(text: str, owner: Op, pairs=None) -> ParsedText:
     anchor = Op(owner.name, 0, 0, 0, [], owner.generic, owner.parent)
     region = Region(-1, len(text) + 1)
     bs = BlockStatements(text, 0, len(text), anchor, pairs, region)
+    bs.partial = True
     parsed = ParsedText(text, [Chunk(0, len(text), bs.rd, [])])
     parsed.block = bs
     return parsed

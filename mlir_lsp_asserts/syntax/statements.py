@@ -120,6 +120,9 @@ class BlockStatements:
         self._ops: list[list[Op]] = []
         self._ends: list[int] = []
         self._labels = labels
+        # True when text[lo:hi] is only a piece of the real block (an editor's piece of a big
+        # function, `document.parse_block`): a value not found here may be defined elsewhere.
+        self.partial = False
 
     def has_labels(self) -> bool:
         """Does the block's text hold a block label (`^bb1:`), i.e. more than one block?"""
