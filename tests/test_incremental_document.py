@@ -323,3 +323,41 @@ def test_a_big_functions_outline_spans_from_its_header_to_its_closing_brace(smal
     lines = MODEL.split("\n")
     assert lines[sl].lstrip().startswith("util.func public @main$async(")
     assert lines[el].strip() == "}" and ec == lines[el].index("}") + 1 and el == len(lines) - 3
+
+
+def test_typing_a_new_function_after_a_big_one_reads_neither_again(small_big_blocks):
+    """Enter at the end of the big function's `}`, a new function's braces (an editor closes
+    them), then its body typed key by key: the big function is not read again."""
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    text = MODEL
+    line = len(MODEL.split("\n")) - 3  # the function's `  }`
+
+    def type_at(line: int, col: int, s: str) -> None:
+        nonlocal text
+        doc.apply_change(((line, col), (line, col)), s)
+        at = LineIndex(text).offset(line, col)
+        text = text[:at] + s + text[at:]
+        assert doc.text == text
+        ours, truth = pieces(doc), whole(text)
+        if not any(f[0] == "MLS001" for f in ours + truth):
+            assert ours == truth
+
+    type_at(line, 3, "\n  func.func @g(%c: i1) {\n\n  }")
+    row, col = line + 2, 0
+    for ch in '    cf.assert %c, "typed"\n    return':
+        type_at(row, col, ch)
+        row, col = (row + 1, 0) if ch == "\n" else (row, col + 1)
+    assert pieces(doc) == whole(text) and [f[0] for f in pieces(doc)].count("MLA003") == 1
+    assert "body" in _kinds(doc) and doc.rebuilds == 1
+
+
+def test_pieces_merged_and_cut_again_keep_their_line_numbers(small_big_blocks):
+    """Found by random edits: an edit that makes a piece continue the one before merges and
+    re-cuts them with the same total of lines but a moved boundary; later findings must move."""
+    doc = LiveDocument(MODEL, min_piece_chars=0)
+    text = MODEL
+    for start, end, new in [(4874, 4891, ",\n"), (2919, 2944, "->")]:
+        lines = LineIndex(text)
+        doc.apply_change((lines.position(start), lines.position(end)), new)
+        text = text[:start] + new + text[end:]
+        assert pieces(doc) == whole(text)

@@ -52,6 +52,8 @@ from ..syntax.statements import BlockStatements, _code_end, block_labels, child_
 PIECES_MIN_CHARS = 512 * 1024
 # Issues of a text whose braces do not balance (the reader's messages).
 BRACE_ISSUES = frozenset({"'{' is never closed", "region '{' is never closed", "unmatched '}'"})
+# An op whose `(` or `[` is not closed runs on to the end of what is read: past its piece.
+UNBALANCED = "unbalanced '(' or '[' in operation"
 # Body pieces of a big function are cut at the first statement after this many characters.
 BODY_PIECE_CHARS = 16 * 1024
 ASSERT_LITERAL = "cf.assert"
@@ -201,7 +203,7 @@ class LiveDocument:
             parsed = parse(text)
             bounds = segment(text, parsed)
             spots = self._spots(parsed)
-            if exact and any(i.message in BRACE_ISSUES for i in parsed.issues):
+            if exact and any(i.message in BRACE_ISSUES or i.message == UNBALANCED for i in parsed.issues):
                 self.pieces = [whole()]
                 self.exact = True
             elif any(not sa and text[s:e].strip() and _holds(spots, s, e) for s, e, sa in bounds):
@@ -598,19 +600,31 @@ class LiveDocument:
             new, i, j, merged = self._edit_body(i, j, merged)
         elif kinds == {"header"}:
             new = self._edit_header(i, merged)
+        elif kinds == {"closer"}:
+            new = self._edit_closer(i, merged)
+            if new is not None and j + 1 < len(self.pieces) and not _starts_statement(new[-1].text, self.pieces[j + 1].text):
+                new = None
         elif kinds == {"unit"}:
             new = self._edit_units(merged)
+            if new is not None and self.exact and len(self.pieces) > 1 and not self._boundaries_hold(i, j, new):
+                new = None  # an op now runs across a piece's edge: exact, read as a whole check does
         else:
             new = None
         if new is None:  # the edit changed what the pieces stand on: read it all again
             self._build("".join([*(p.text for p in self.pieces[:i]), merged,
                                  *(p.text for p in self.pieces[j + 1:])]), exact=self.exact)
             return list(range(len(self.pieces)))
-        old_lines = sum(p.newlines for p in self.pieces[i:j + 1])
+        old_lines = [p.newlines for p in self.pieces[i:j + 1]]
         self.pieces[i:j + 1] = new
-        if len(new) != j + 1 - i or sum(p.newlines for p in new) != old_lines:
+        if [p.newlines for p in new] != old_lines:  # a count changed, or a boundary moved
             self._relines()
         return list(range(i, i + len(new)))
+
+    def _boundaries_hold(self, i: int, j: int, new: list[Piece]) -> bool:
+        """Do the new pieces for i..j still start and end where ops start and end?"""
+        if i > 0 and not _starts_statement(self.pieces[i - 1].text, new[0].text):
+            return False
+        return j + 1 >= len(self.pieces) or _starts_statement(new[-1].text, self.pieces[j + 1].text)
 
     def _edit_units(self, merged: str) -> list[Piece] | None:
         piece = _make_piece(merged, True)
@@ -662,6 +676,25 @@ class LiveDocument:
         cuts = [0, *_cut_points(bs, 0, len(merged)), len(merged)]
         return [self._body_piece(merged[a:b], unit) for a, b in zip(cuts, cuts[1:]) if a < b], i, j, merged
 
+    def _edit_closer(self, i: int, merged: str) -> list[Piece] | None:
+        """A big function's closing line and what follows it edited (typing a new function after
+        it): the `}` line stays the closer, anything after its blank and comment lines is read as
+        pieces of top-level ops of their own."""
+        old = self.pieces[i]
+        first = merged.find("\n") + 1
+        if first == 0 or merged[:first].strip() != "}" or old.text[:old.text.find("\n") + 1] != merged[:first]:
+            return None
+        end = _TRAILING.match(merged, first).end()
+        closer = _make_piece(merged[:end], False, "closer", old.unit)
+        closer.clean = True
+        rest = merged[end:]
+        if not rest:
+            return [closer]
+        more = self._resplit(_make_piece(rest, True))
+        if more is None or not _starts_statement(closer.text, more[0].text):
+            return None  # what follows continues the function's op (`} {`, `} -> ...`)
+        return [closer, *more]
+
     def _edit_header(self, i: int, merged: str) -> list[Piece] | None:
         """A big unit's header edited: read it again (with the first body piece after it, so its
         `{` is judged a region as in the whole text); the body pieces are checked again only when
@@ -697,7 +730,7 @@ class LiveDocument:
         self._check_if_needed(piece)
         parsed = piece.result.parsed if piece.result is not None else None
         if parsed is not None and parsed.issues:
-            if self.exact and any(i.message in BRACE_ISSUES for i in parsed.issues):
+            if self.exact and any(i.message in BRACE_ISSUES or i.message == UNBALANCED for i in parsed.issues):
                 return None  # a document with a big function: exact, read as a whole check does
             return [piece]  # broken while typing: keep it whole, its issue stays local
         parsed = parsed or parse(piece.text)
