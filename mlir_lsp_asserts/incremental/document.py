@@ -1,8 +1,8 @@
-"""A document kept in pieces, checked piece by piece, for editors: an edit costs one function.
+"""A document kept in pieces, checked piece by piece, for editors: an edit costs one piece.
 
     doc = LiveDocument(text, settings)
     doc.apply_change(((line, char), (end_line, end_char)), "new text")   # or (None, full_text)
-    for line0, finding, lines in doc.findings(): ...
+    for piece_index, first_line, finding in doc.findings(): ...
 
 The text is split at the line starts of its top-level ops (functions, globals, executables).
 A *standalone* piece holds whole top-level ops and the blank lines and comments after them, so
