@@ -121,7 +121,7 @@ def plan_edits(text: str, scope: Scope, strip: list[Op], groups: list[AssumeGrou
                     if id(o) in removed_ids:
                         continue
                     for uname, off in scope.uses_of_op(o):
-                        if base_name(uname) == m.name and off >= 0 and scope.editable(off, off):
+                        if base_name(uname) == m.name and scope.editable(off, off):
                             rewires.append(TextEdit(off, off + 1 + len(m.name), "%" + t.new_name))
     edits: list[TextEdit] = []
     for op in removed:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..syntax.index import Block, Op, Region, op_uses
+from ..syntax.statements import defines_at, name_pattern
 
 ISOLATED_FROM_ABOVE = frozenset({
     "builtin.module", "func.func", "util.func", "util.initializer", "flow.dispatch.workgroups",
@@ -139,7 +140,7 @@ class Scope:
             d = self._def_at(bs, name, at)
             if d is not None:
                 return d  # SSA names are unique in a region: the first definition found is it
-        for m in _name_pattern(name).finditer(text, before, bs.hi):
+        for m in name_pattern(name).finditer(text, before, bs.hi):
             d = self._def_at(bs, name, m.start())
             if d is not None:
                 return d
@@ -149,9 +150,7 @@ class Scope:
     def _def_at(bs, name: str, at: int) -> Definition | None:
         if bs.pairs.span_at(at) is not None:
             return None  # inside a nested region or dictionary: not this block's value
-        text = bs.text
-        line = _LINE_RESULTS.match(text, text.rfind("\n", 0, at) + 1)
-        if line is None or at >= line.end():
+        if not defines_at(bs.text, at):
             return None  # not among the result names that start a line: a use
         for top in bs.statement_at(at):
             for rname, roff, _n in top.results:
@@ -172,7 +171,7 @@ class Scope:
         return self._region_uses(d.region).get(d.name, [])
 
     def _sparse_users(self, bs, name: str, start: int):
-        for m in _name_pattern(name).finditer(self.text, start, bs.hi):
+        for m in name_pattern(name).finditer(self.text, start, bs.hi):
             at = m.start()
             user = _user_at(self, bs.statement_at(at), at, name)
             if user is not None:
@@ -229,9 +228,9 @@ class Scope:
         after 16 questions (a whole file fixed at once), a set of all its names built once (one regex pass)."""
         text, start, end = self.text, scope.start, scope.end
         if self.outside is not None:
-            return lambda c: _name_pattern(c).search(text) is not None or self.outside.taken(c)
+            return lambda c: name_pattern(c).search(text) is not None or self.outside.taken(c)
         if end - start < BIG_SCOPE_CHARS:
-            return lambda c: _name_pattern(c).search(text, start, end) is not None
+            return lambda c: name_pattern(c).search(text, start, end) is not None
         asked = self._asked[id(scope)] = self._asked.get(id(scope), 0) + 1
         if asked <= 16:
             seen = self._found.setdefault(id(scope), {})
@@ -251,22 +250,9 @@ class Scope:
 # Stands for a use of a value in text that a piece of a big block does not hold.
 OUTSIDE_USER = Op("<use elsewhere>", -1, -1, -1, [])
 
-_NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
 _ANY_NAME = re.compile(r"%([\w$.\-]+)")
-# A line that starts with result names: `  %a, %b:2 =`.
-_LINE_RESULTS = re.compile(r"[ \t]*%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*\s*=")
 # Scopes above this many characters answer "is this name used" without a regex per question.
 BIG_SCOPE_CHARS = 1 << 20
-
-
-def _name_pattern(name: str) -> re.Pattern[str]:
-    """`%name` as a whole SSA name (not a prefix of a longer one)."""
-    p = _NAME_PATTERNS.get(name)
-    if p is None:
-        if len(_NAME_PATTERNS) > 1024:
-            _NAME_PATTERNS.clear()
-        p = _NAME_PATTERNS[name] = re.compile(r"%" + re.escape(name) + r"(?![\w$.\-])")
-    return p
 
 
 def _user_at(scope: Scope, tops: list[Op], at: int, name: str) -> Op | None:

@@ -39,7 +39,7 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..check import ASSERT_CANDIDATE, CheckResult, assert_ops, check_text
+from ..check import CheckResult, check_text
 from ..config import Settings
 from ..fixes import attach_unit_fixes, fix_asserts, fix_text
 from ..findings import Fix, TextEdit
@@ -47,7 +47,7 @@ from ..syntax import statements
 from ..syntax.document import parse, parse_block
 from ..syntax.index import ChildPairs, LineIndex, Op, Region
 from ..syntax.reader import SKIP_WS, Reader
-from ..syntax.statements import BlockStatements, _code_end, block_labels, child_pairs, slice_pairs
+from ..syntax.statements import BlockStatements, block_labels, child_pairs, code_end, defines_at, name_pattern, slice_pairs
 
 PIECES_MIN_CHARS = 512 * 1024
 # Issues of a text whose braces do not balance (the reader's messages).
@@ -245,14 +245,14 @@ class LiveDocument:
         if close - brace <= statements.BIG_BLOCK_CHARS or text[close - 1] != "}":
             return None
         header_end = text.find("\n", brace, e) + 1
-        if header_end == 0 or _code_end(text, brace + 1, header_end - 1) != brace + 1:
+        if header_end == 0 or code_end(text, brace + 1, header_end - 1) != brace + 1:
             return None  # something follows the `{` on its line
         if _holds(spots, s, header_end):
             return None  # a syntax issue in the header: one piece reports it as a whole read does
         closer_ls = text.rfind("\n", 0, close - 1) + 1
         line_end = text.find("\n", close - 1, e)
         line_end = e if line_end == -1 else line_end
-        if text[closer_ls:close - 1].strip() or _code_end(text, close, line_end) != close:
+        if text[closer_ls:close - 1].strip() or code_end(text, close, line_end) != close:
             return None  # the `}` does not stand alone on its line
         unit = BigUnit(op, brace - s, close - brace)
         bs = BlockStatements(text, brace + 1, close - 1, Op(op.name, 0, 0, 0, [], op.generic, op.parent),
@@ -420,14 +420,7 @@ class LiveDocument:
             full = "".join(prefix) + text
             base = len(full) - len(text)
             parsed = parse_block(full, p.unit.op)
-            bs = parsed.block
-            pairs = []
-            for f in p.result.findings:
-                if f.code.startswith("MLA"):
-                    for top in bs.statement_at(base + f.op_start):
-                        for o in top.walk():
-                            if o.start == base + f.op_start and o.full_name == "cf.assert":
-                                pairs.append((f, o))
+            pairs = list(self._assert_pairs(parsed.block, p, base).values())
             if not pairs:
                 return
             missing = attach_unit_fixes(full, pairs, self.settings, window=(base, len(full)), outside=outside)
@@ -505,7 +498,7 @@ class LiveDocument:
         if bounds is None:
             return None
         h, c = bounds
-        needle, pattern = "%" + name, _name_re(name)
+        needle, pattern = "%" + name, name_pattern(name)
         for j in [*range(i - 1, h, -1), *range(i + 1, c)]:
             p = self.pieces[j]
             if not p.contains(needle):
@@ -515,8 +508,7 @@ class LiveDocument:
                 at = m.start()
                 if p.pairs is not None and p.pairs.span_at(at) is not None:
                     continue
-                line = _LINE_RESULTS.match(text, text.rfind("\n", 0, at) + 1)
-                if line is not None and at < line.end():
+                if defines_at(text, at):
                     return j, at
         header = self.pieces[h].text
         m = re.compile(re.escape(needle) + r"\s*:").search(header, 0, self.pieces[h].unit.brace)
@@ -528,7 +520,7 @@ class LiveDocument:
         if bounds is None:
             return []
         h, c = bounds
-        needle, pattern = "%" + name, _name_re(name)
+        needle, pattern = "%" + name, name_pattern(name)
         out = []
         for j in range(h, c):
             p = self.pieces[j]
@@ -704,7 +696,7 @@ class LiveDocument:
         if first.kind != "body":
             return None
         brace = merged.rfind("{")
-        if brace == -1 or _code_end(merged, brace + 1, len(merged) - 1) != brace + 1 or not merged.endswith("\n"):
+        if brace == -1 or code_end(merged, brace + 1, len(merged) - 1) != brace + 1 or not merged.endswith("\n"):
             return None
         parsed = parse(merged + first.text + "}\n")
         units = parsed.units()
@@ -787,7 +779,7 @@ def _last_code_line(text: str) -> tuple[int, int] | None:
     while end > 0:
         le = end - 1 if text.endswith("\n", 0, end) else end
         ls = text.rfind("\n", 0, le) + 1
-        ce = _code_end(text, ls, le)
+        ce = code_end(text, ls, le)
         if ce > ls:
             return ls, ce
         end = ls
@@ -872,13 +864,6 @@ class _PiecePairs:
         base = self.starts[k]
         span = self.pieces[k].pairs.span_at(pos - base)
         return None if span is None else (span[0] + base, span[1] + base)
-
-
-_LINE_RESULTS = re.compile(r"[ \t]*%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*\s*=(?!=)")
-
-
-def _name_re(name: str) -> re.Pattern[str]:
-    return re.compile("%" + re.escape(name) + r"(?![\w$.\-])")
 
 
 def _holds(spots: list[int], start: int, end: int) -> bool:

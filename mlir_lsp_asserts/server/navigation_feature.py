@@ -14,6 +14,7 @@ from lsprotocol import types
 
 from ..fixes.scope import Definition, Scope, containing
 from ..syntax.index import Op
+from ..syntax.statements import name_pattern
 from .convert import lsp_range, span_range
 
 _WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
@@ -140,8 +141,7 @@ def value_references(c: Cursor, name: str, include_declaration: bool) -> list[ty
         for j, at in live.value_uses_elsewhere(c.piece, name):
             if include_declaration or (j, at) != where:
                 out.append(_elsewhere_range(c, j, at, name))
-        m = re.compile("%" + re.escape(name) + r"(?![\w$.\-])")
-        out.extend(c.range(x.start(), x.end()) for x in m.finditer(c.text))
+        out.extend(c.range(x.start(), x.end()) for x in name_pattern(name).finditer(c.text))
         return out
     _op, start, d, scope = found
     if _function_level(c, d):

@@ -157,8 +157,8 @@ class ParserDiagnostics:
     def shift(self, uri: str, changes: list[tuple[int, int, int]], version: int | None) -> None:
         """Carry the last result over an edit to `version` instead of dropping it until the next
         parse: `changes` are (first line, last line, new line count) of each range replaced.
-        Diagnostics below a change move with their lines; those on the changed lines stay at its
-        first line (the next parse, half a second later, says what is true there)."""
+        Diagnostics below a change move with their lines; those on lines it replaced stay, kept
+        within its new lines (the next parse, half a second later, says what is true there)."""
         with self.lock:
             r = self.results.get(uri)
             if r is None or not r[1]:

@@ -152,7 +152,7 @@ class ParsedText:
             if op.full_name in names:
                 found.append(op)
             for bs in readers:
-                for top in _tops_at(bs, [p for p in starts if bs.lo <= p < bs.hi]):
+                for top in _tops_at(bs, starts):
                     found.extend(o for o in top.walk() if o.full_name in names)
         # Ops at module level themselves (outside any unit) and modules' direct ops.
         found.sort(key=lambda o: o.start)

@@ -377,31 +377,21 @@ class Reader:
         With `children`, the pairs directly inside it are recorded there (statements.py)."""
         text, end = self.text, self.end
         depth = 0
-        if children is not None:
-            opens, closes = children.opens, children.closes
-            for m in BRACES.finditer(text, brace, end):
-                c = text[m.start()]
-                if c == "{":
-                    depth += 1
-                    if depth == 2:
-                        opens.append(m.start())
-                elif c == "}":
-                    depth -= 1
-                    if depth == 1:
-                        closes.append(m.end())
-                    elif depth == 0:
-                        return m.end()
-            del opens[len(closes):]  # a pair left open at the end of the text
-            self._issue(brace, brace + 1, "'{' is never closed")
-            return end
+        opens, closes = (children.opens, children.closes) if children is not None else (None, None)
         for m in BRACES.finditer(text, brace, end):
             c = text[m.start()]
             if c == "{":
                 depth += 1
+                if depth == 2 and opens is not None:
+                    opens.append(m.start())
             elif c == "}":
                 depth -= 1
                 if depth == 0:
                     return m.end()
+                if depth == 1 and closes is not None:
+                    closes.append(m.end())
+        if opens is not None:
+            del opens[len(closes):]  # a pair left open at the end of the text
         self._issue(brace, brace + 1, "'{' is never closed")
         return end
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+
 from .index import Block, ChildPairs, Op, Region, SyntaxIssue
 from .reader import BRACES, SKIP_WS, Reader
 
@@ -31,6 +32,25 @@ BIG_BLOCK_CHARS = 256 * 1024
 
 _LABEL_LINE = re.compile(r"^[ \t]*\^", re.M)
 _LINE_CODE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|//')
+# A line that starts with result names: `  %a, %b:2 =` (as the reader's RESULTS, from a line start).
+LINE_RESULTS = re.compile(r"[ \t]*%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*\s*=(?!=)")
+_NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def name_pattern(name: str) -> re.Pattern[str]:
+    """`%name` as a whole SSA name (not a prefix of a longer one); compiled once per name."""
+    p = _NAME_PATTERNS.get(name)
+    if p is None:
+        if len(_NAME_PATTERNS) > 1024:
+            _NAME_PATTERNS.clear()
+        p = _NAME_PATTERNS[name] = re.compile(r"%" + re.escape(name) + r"(?![\w$.\-])")
+    return p
+
+
+def defines_at(text: str, at: int) -> bool:
+    """Is the `%` at `at` one of the result names that start its line (a definition, not a use)?"""
+    line = LINE_RESULTS.match(text, text.rfind("\n", 0, at) + 1)
+    return line is not None and at < line.end()
 
 
 def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
@@ -78,7 +98,7 @@ def slice_pairs(pairs: ChildPairs, a: int, b: int) -> ChildPairs:
     return out
 
 
-def _code_end(text: str, ls: int, le: int) -> int:
+def code_end(text: str, ls: int, le: int) -> int:
     """End of the significant text of the line [ls, le) (trailing comment and spaces cut), or
     `ls` when the line is blank or only a comment."""
     seg_end = le
@@ -118,7 +138,6 @@ class BlockStatements:
         region.blocks = [self.block]
         self._starts: list[int] = []  # statement starts read, sorted; parallel to _ops
         self._ops: list[list[Op]] = []
-        self._ends: list[int] = []
         self._labels = labels
         # True when text[lo:hi] is only a piece of the real block (an editor's piece of a big
         # function, `document.parse_block`): a value not found here may be defined elsewhere.
@@ -165,7 +184,7 @@ class BlockStatements:
                 if n < lo:
                     return q
                 ls = self._line_start(n)
-                ce = _code_end(text, ls, n)
+                ce = code_end(text, ls, n)
                 if ce > ls:
                     break
                 n = ls - 1
@@ -194,7 +213,7 @@ class BlockStatements:
             if q >= hi:
                 return hi
             ls = text.rfind("\n", 0, n) + 1
-            if self._goes_on(_code_end(text, max(ls, self.lo), n), n, q):
+            if self._goes_on(code_end(text, max(ls, self.lo), n), n, q):
                 pos = q
                 continue
             return text.rfind("\n", 0, q) + 1
@@ -214,23 +233,9 @@ class BlockStatements:
         ops = [o for b in blocks for o in b.ops]
         self._starts.insert(i, s)
         self._ops.insert(i, ops)
-        self._ends.insert(i, e)
         self.block.ops = [o for group in self._ops for o in group]
         return ops
 
-    def read_at(self, offsets) -> None:
-        for t in offsets:
-            if self.lo <= t < self.hi:
-                self.statement_at(t)
 
-    def innermost(self, t: int) -> Op | None:
-        """The innermost op whose text holds offset `t`."""
-        best = None
-        for top in self.statement_at(t):
-            for o in top.walk():
-                if o.start <= t < max(o.end, o.start + 1) and (best is None or o.start >= best.start):
-                    best = o
-        return best
-
-
-__all__ = ["BIG_BLOCK_CHARS", "BlockStatements", "ChildPairs", "child_pairs"]
+__all__ = ["BIG_BLOCK_CHARS", "BlockStatements", "ChildPairs", "block_labels", "child_pairs", "code_end",
+           "defines_at", "name_pattern", "slice_pairs"]
