@@ -29,7 +29,7 @@ import atheris  # noqa: E402
 with atheris.instrument_imports(include=["mlir_lsp_asserts"]):
     import mlir_lsp_asserts.check  # noqa: F401
     import mlir_lsp_asserts.fixes  # noqa: F401
-    import mlir_lsp_asserts.syntax.document  # noqa: F401
+    import mlir_lsp_asserts.syntax.parsed_text  # noqa: F401
 
 import fuzzlib  # noqa: E402
 

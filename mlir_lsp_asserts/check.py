@@ -14,17 +14,18 @@ from dataclasses import dataclass, field
 
 from .config import Settings
 from .findings import Finding, Position, Related, Span
-from .rules import RULES_BY_CODE, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity, classify
-from .syntax.document import ParsedText, parse, register_literal
-from .syntax.index import Op
-from .syntax.ops import AssertOp, op_detail
+from .fixes import attach_fixes
+from .rules import (
+    RULES_BY_CODE,
+    SYNTAX_ERROR_CODE,
+    SYNTAX_ERROR_NAME,
+    Severity,
+    classify,
+)
+from .syntax.asserts import assert_message, assert_ops, source_location
+from .syntax.parsed_text import ParsedText, parse
 
-ASSERT_CANDIDATE = register_literal(
-    re.compile(r'(?<![\w.$"-])cf\.assert(?![\w.$-])|"cf\.assert"'), "cf.assert")
-ASSERT_NAMES = frozenset({"cf.assert"})
 SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")
-TRAILING_LOC = re.compile(r'loc\(("[^"\\]*(?:\\.[^"\\]*)*"):(\d+):(\d+)\)\s*$')
-LOC_ALIAS_USE = re.compile(r"loc\((#[\w$.\-]+)\)\s*$")
 
 # A cap like other linters': past it, one summary finding instead of an avalanche.
 MAX_SYNTAX_ISSUES = 100
@@ -42,10 +43,6 @@ def span_of(parsed: ParsedText, start: int, end: int) -> Span:
     s = lines.position(start)
     e = lines.position(end)
     return Span(start, end, Position(*s), Position(*e))
-
-
-def assert_ops(parsed: ParsedText) -> list[Op]:
-    return parsed.ops_matching(ASSERT_CANDIDATE, ASSERT_NAMES)
 
 
 def _suppressed(parsed: ParsedText, op: Op, code: str) -> bool:
@@ -75,26 +72,6 @@ def _suppressed(parsed: ParsedText, op: Op, code: str) -> bool:
         if code in codes or RULES_BY_CODE[code].name.upper() in codes:
             return True
     return False
-
-
-def _source_location(parsed: ParsedText, op: Op) -> str | None:
-    """`file:line:col` of an op's trailing `loc(...)`, through `#loc` aliases (bytecode input)."""
-    text = parsed.text[op.start:op.end]
-    m = TRAILING_LOC.search(text)
-    if m is None:
-        a = LOC_ALIAS_USE.search(text)
-        if a is None:
-            return None
-        d = re.search(r"^" + re.escape(a.group(1)) + r'\s*=\s*loc\(("[^"\\]*(?:\\.[^"\\]*)*"):(\d+):(\d+)\)', parsed.text, re.M)
-        if d is None:
-            return None
-        m = d
-    return f"{m.group(1)[1:-1]}:{m.group(2)}:{m.group(3)}"
-
-
-def assert_message(parsed: ParsedText, op: Op) -> str | None:
-    detail = op_detail(parsed.text, op)
-    return detail.message if isinstance(detail, AssertOp) else None
 
 
 def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool = True,
@@ -130,7 +107,7 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
             op_start=op.start,
         )
         if is_bytecode:
-            finding.source_location = _source_location(parsed, op)
+            finding.source_location = source_location(parsed, op)
         result.findings.append(finding)
     issues = parsed.issues
     for issue in issues[:MAX_SYNTAX_ISSUES]:
@@ -143,7 +120,5 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
                                        span_of(parsed, last.start, last.end)))
     result.findings.sort(key=lambda f: (f.span.start, f.code))
     if with_fixes:
-        from .fixes import attach_fixes
-
         attach_fixes(result, settings)
     return result

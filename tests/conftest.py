@@ -120,7 +120,7 @@ def expected_code(ancestors: list[str]) -> str:
 
 def assert_spans_inside(text: str, findings) -> None:
     """Every finding's range (and its related ranges) lies inside the text and is well-formed."""
-    from mlir_lsp_asserts.syntax.index import LineIndex
+    from mlir_lsp_asserts.syntax.lines import LineIndex
 
     li = LineIndex(text)
     for f in findings:

@@ -307,8 +307,8 @@ def check_reader(text: str, settings=None) -> dict:
     """The reader and rules on `text`: never an exception, everything inside the document.
     Returns a few figures for targeted search (ops, issues, findings, depth)."""
     from mlir_lsp_asserts.check import check_text
-    from mlir_lsp_asserts.syntax.document import parse
-    from mlir_lsp_asserts.syntax.index import LineIndex
+    from mlir_lsp_asserts.syntax.parsed_text import parse
+    from mlir_lsp_asserts.syntax.lines import LineIndex
 
     ops = check_index(text, parse(text))
     result = check_text(text, settings)

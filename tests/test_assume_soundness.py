@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mlir_lsp_asserts.check import check_text
 from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.fixes.assume import build_groups
-from mlir_lsp_asserts.fixes.scope import Scope
+from mlir_lsp_asserts.syntax.scope import Scope
 from mlir_lsp_asserts.fixes.verify import real_parse_error
 
 PREDS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
@@ -113,7 +113,7 @@ def test_assume_range_is_sound_and_tightest(prog):
     result = check_text(text, with_fixes=False)
     asserts = [f for f in result.findings if f.code.startswith("MLA")]
     assert len(asserts) == len(conds)
-    from mlir_lsp_asserts.check import assert_ops
+    from mlir_lsp_asserts.syntax.asserts import assert_ops
 
     ops = assert_ops(result.parsed)
     groups, reasons = build_groups(Scope(text), text, ops)

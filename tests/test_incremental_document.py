@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlir_lsp_asserts.check import check_text
-from mlir_lsp_asserts.incremental.document import LiveDocument, segment
-from mlir_lsp_asserts.syntax.index import LineIndex
+from mlir_lsp_asserts.incremental.live_text import LiveDocument, segment
+from mlir_lsp_asserts.syntax.lines import LineIndex
 
 from conftest import CORPUS, MODELS, REPRO, SEED
 

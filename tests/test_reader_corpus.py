@@ -26,9 +26,10 @@ import pytest
 from iree.compiler import ir
 
 from conftest import CORPUS, DISPATCH_OPS, assert_spans_inside
-from mlir_lsp_asserts.check import assert_ops, check_text
+from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.syntax.asserts import assert_ops
 from mlir_lsp_asserts.rules import SYNTAX_ERROR_CODE
-from mlir_lsp_asserts.syntax.index import LineIndex
+from mlir_lsp_asserts.syntax.lines import LineIndex
 from mlir_lsp_asserts.syntax.reader import Reader
 
 # What the corpus holds (its README): a change here means the data or the split changed.

@@ -20,9 +20,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..syntax.document import parse
+from ..syntax.parsed_text import parse
 from .attribution import LineMap, describe, dispatch_sites, only_because_of_asserts
-from .compiler import Compiler, CompilerError, Run, _first_error, cache_root, known_flags, parse_diagnostics
+from .compiler import (
+    Compiler,
+    CompilerError,
+    Run,
+    _first_error,
+    cache_root,
+    known_flags,
+    parse_diagnostics,
+)
 from .flags import FlagReport, translate
 
 SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
@@ -432,8 +440,8 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
 def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dict]:
     """The source ops whose lowering put `cf.assert`s into linalg regions, found through the
     lowered asserts' locations (`--mlir-print-debuginfo`), not through a list of op names."""
-    from ..check import _source_location, assert_message, assert_ops
     from ..rules.mla001_assert_in_linalg_region import enclosing_linalg_op
+    from ..syntax.asserts import assert_message, assert_ops, source_location
 
     parsed = parse(lowered)
     lines = source.split("\n")
@@ -441,7 +449,7 @@ def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dic
     for op in assert_ops(parsed):
         if enclosing_linalg_op(op) is None:
             continue
-        loc = _source_location(parsed, op)
+        loc = source_location(parsed, op)
         if loc is None:
             continue
         file, line_s, col_s = loc.rsplit(":", 2)

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from ..findings import Finding, Fix, TextEdit
 from ..rules import RULES_BY_CODE
-from ..syntax.index import Op
+from ..syntax.asserts import assert_ops
+from ..syntax.op_tree import Op
+from ..syntax.scope import Scope
 from .assume import AssumeGroup, build_groups
 from .plan import apply_edits, plan_edits
-from .scope import Scope
 
 __all__ = ["attach_fixes", "attach_unit_fixes", "fix_asserts", "fix_text", "apply_edits", "FixOutcome"]
 
@@ -31,14 +32,10 @@ def _short(msg: str | None) -> str:
 
 
 def _assert_findings(result) -> list[tuple[Finding, Op]]:
-    ops = {o.start: o for o in _asserts(result)}
+    ops = {o.start: o for o in assert_ops(result.parsed)}
     return [(f, ops[f.op_start]) for f in result.findings if f.code in RULES_BY_CODE and f.op_start in ops]
 
 
-def _asserts(result):
-    from ..check import assert_ops
-
-    return assert_ops(result.parsed)
 
 
 def attach_fixes(result, settings) -> None:

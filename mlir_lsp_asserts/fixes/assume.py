@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..syntax.index import Block, Op
+from ..syntax.op_tree import Block, Op
 from ..syntax.ops import AssertOp, CastOp, CmpiOp, ConstantOp, op_detail
+from ..syntax.scope import Definition, Scope, containing
 from .ranges import SWAPPED, Constraint, Derivation, NoRange, derive_range
-from .scope import Definition, Scope, containing
 
 CAST_KINDS = {
     "extsi": "sext", "extui": "zext", "index_cast": "sext", "index_castui": "zext",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from ..findings import TextEdit
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
+from ..syntax.scope import Definition, Scope, base_name, containing
 from .assume import AssumeGroup
-from .scope import Definition, Scope, base_name, containing
 
 # Ops without side effects that may be removed when their results are unused.
 PURE_OPS = frozenset({

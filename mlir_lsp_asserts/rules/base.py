@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
 
 DOCS_URL = "https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/{code}.md"
 

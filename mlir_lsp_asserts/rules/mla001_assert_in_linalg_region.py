@@ -8,7 +8,7 @@ gathers; after const-expr hoisting they become two initializers and two extra di
 
 from __future__ import annotations
 
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 
 LINALG_DIALECTS = ("linalg", "iree_linalg_ext")

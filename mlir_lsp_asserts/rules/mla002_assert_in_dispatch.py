@@ -6,7 +6,7 @@ CSE and code motion around it.
 
 from __future__ import annotations
 
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 
 DISPATCH_OPS = frozenset(

@@ -6,7 +6,7 @@ These are real runtime checks (e.g. torch-mlir's "mismatching contracting dimens
 
 from __future__ import annotations
 
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 
 

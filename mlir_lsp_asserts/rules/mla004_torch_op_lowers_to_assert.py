@@ -10,7 +10,7 @@ CLI's --dispatch-count and the server's dispatch count), not by the plain text c
 
 from __future__ import annotations
 
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 
 

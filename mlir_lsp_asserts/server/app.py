@@ -32,7 +32,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from ..config import ConfigError, Settings, settings_from_mapping
 from .convert import diagnostic_json, plain_diagnostic
-from .documents import OpenDocument, Snapshot
+from .open_documents import OpenDocument, Snapshot
 
 log = logging.getLogger(__name__)
 SETTINGS_SECTION = "mlirLsp"
@@ -427,7 +427,7 @@ def bytecode_to_text(ls: MlirLspServer, params):
     from pathlib import Path
 
     from ..source import SourceError, decode
-    from .documents import uri_path
+    from .open_documents import uri_path
 
     uri = params.uri if hasattr(params, "uri") else params["uri"]
     path = uri_path(uri)

@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from ..findings import Finding, Span, TextEdit
 from ..rules import Severity
-from ..syntax.index import LineIndex
+from ..syntax.lines import LineIndex
 
 SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,

@@ -186,7 +186,7 @@ def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
     attr = result.get("attribution")
     if not attr:
         return []
-    from ..syntax.document import parse
+    from ..syntax.parsed_text import parse
 
     parsed = parse(text)
     lines = parsed.lines

@@ -58,7 +58,7 @@ def refuse_path(ls, uri) -> str | None:
     """Why a request's document URI is refused (a file outside the workspace folders), or None."""
     if not isinstance(uri, str) or not uri.startswith("file:"):
         return None  # untitled: and other schemes name no file on disk
-    from .documents import uri_path
+    from .open_documents import uri_path
     from .workspace_feature import outside_workspace
 
     path = uri_path(uri)

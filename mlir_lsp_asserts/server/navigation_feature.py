@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from ..fixes.scope import Definition, Scope, containing
-from ..syntax.index import Op
+from ..syntax.op_tree import Op
+from ..syntax.scope import Definition, Scope, containing
 from ..syntax.statements import name_pattern
 from .convert import lsp_range, span_range
 

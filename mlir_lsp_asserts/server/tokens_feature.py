@@ -64,7 +64,7 @@ def encode(lines, text: str, start: int, end: int) -> list[int]:
 def _tokens(ls, uri: str, first_line: int, last_line: int | None) -> types.SemanticTokens:
     """Tokens of whole lines first_line..last_line (None: to the end, capped), read over the
     document's pieces that cover them; only the first token's line is absolute."""
-    from ..syntax.index import LineIndex
+    from ..syntax.lines import LineIndex
 
     doc = ls.document(uri)
     if doc is None or doc.error:

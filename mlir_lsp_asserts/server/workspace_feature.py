@@ -22,7 +22,7 @@ from ..config import ConfigError, settings_for
 from ..files import discover
 from ..source import SourceError, decode
 from .convert import diagnostic
-from .documents import uri_path
+from .open_documents import uri_path
 from .progress import Progress
 
 log = logging.getLogger(__name__)

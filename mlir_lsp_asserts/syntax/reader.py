@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import sys
 
-from .index import Block, ChildPairs, Op, Region, SyntaxIssue
+from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
 
 # Python frames per nesting level are few; this allows thousands of nested regions.
 DEEP_RECURSION = 40000
@@ -37,7 +37,6 @@ LABEL = re.compile(r"\^[\w$.\-]+")
 BLOCK_ARG = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|%([\w$.\-]+)')
 BARE_ASSERT = re.compile(r"(?<![\w.$#!\-])cf\.assert(?=\s+%)")
 ALIAS_DEF = re.compile(r"[#!][\w$.\-]+[ \t]*=")
-SPLIT_MARKER = re.compile(r"^// -----[^\n]*$", re.M)
 
 # Words that continue an op on the next line instead of starting a new one.
 CONTINUATION_WORDS = frozenset(

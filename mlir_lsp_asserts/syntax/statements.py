@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from .index import Block, ChildPairs, Op, Region, SyntaxIssue
+from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
 from .reader import BRACES, SKIP_WS, Reader
 
 # Blocks above this are read statement by statement on demand (tests lower it).

@@ -1,8 +1,6 @@
-"""The op index: what the structural reader produces.
+"""The op tree: what the structural reader produces (ops, their regions and blocks).
 
-Plain data with offsets into the document text. Line/character positions are computed on
-demand through `LineIndex` (a sorted array of line starts, one `bisect` per lookup), so a
-50 MB document costs one array of line starts, not one object per line.
+Plain data with offsets into the text; line/character positions come from `syntax.lines`.
 """
 
 from __future__ import annotations
@@ -150,7 +148,6 @@ class Op:
 
 # SSA uses in an op's own text (strings and comments skipped).
 _USE_RE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|%([\w$.\-]+)(?:#(\d+))?')
-_SYMBOL_RE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|@([\w$.\-]+|"[^"\\\n]*(?:\\.[^"\\\n]*)*")')
 
 
 def op_uses(text: str, op: Op) -> list[tuple[str, int]]:
@@ -162,76 +159,3 @@ def op_uses(text: str, op: Op) -> list[tuple[str, int]]:
             if m.group(1) is not None and m.start() not in defined:
                 out.append((m.group(1), m.start()))
     return out
-
-
-def op_symbols(text: str, op: Op) -> list[tuple[str, int]]:
-    """Symbol references and definitions (`@foo`) in the op's own text."""
-    out = []
-    for s, e in op.header_spans():
-        for m in _SYMBOL_RE.finditer(text, s, e):
-            if m.group(1) is not None:
-                out.append((m.group(1), m.start()))
-    return out
-
-
-class LineIndex:
-    """Offsets <-> (line, character) for one text, with LSP's UTF-16 characters."""
-
-    __slots__ = ("text", "starts", "_ascii")
-
-    def __init__(self, text: str):
-        self.text = text
-        starts = array("q", [0])
-        find = text.find
-        pos = find("\n")
-        # str.find in a loop is C-speed per call; 1 M lines take ~0.1 s.
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
-        self.starts = starts
-        self._ascii = text.isascii()
-
-    @property
-    def line_count(self) -> int:
-        return len(self.starts)
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset) - 1
-
-    def position(self, offset: int) -> tuple[int, int]:
-        """0-based (line, UTF-16 character) of an offset."""
-        offset = max(0, min(offset, len(self.text)))
-        line = self.line_of(offset)
-        start = self.starts[line]
-        if self._ascii:
-            return line, offset - start
-        seg = self.text[start:offset]
-        return line, len(seg.encode("utf-16-le")) // 2
-
-    def offset(self, line: int, character: int) -> int:
-        """Offset of a 0-based (line, UTF-16 character); clamped into the text."""
-        if line < 0:
-            return 0
-        if line >= len(self.starts):
-            return len(self.text)
-        start = self.starts[line]
-        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
-        if self._ascii:
-            return min(start + max(character, 0), end)
-        seg = self.text[start:end]
-        units = 0
-        for i, ch in enumerate(seg):
-            if units >= character:
-                return start + i
-            units += 2 if ord(ch) > 0xFFFF else 1
-        return end
-
-    def line_span(self, line: int) -> tuple[int, int]:
-        start = self.starts[line]
-        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
-        return start, end
-
-    def line_text(self, line: int) -> str:
-        start = self.starts[line]
-        end = self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.text)
-        return self.text[start:end].rstrip("\r")

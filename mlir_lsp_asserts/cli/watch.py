@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from .files import MLIR_SUFFIXES
+from ..files import MLIR_SUFFIXES
 
 
 def watch_loop(args, check_once) -> int:

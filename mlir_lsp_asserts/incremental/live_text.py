@@ -41,13 +41,22 @@ from dataclasses import dataclass
 
 from ..check import CheckResult, check_text
 from ..config import Settings
-from ..fixes import attach_unit_fixes, fix_asserts, fix_text
 from ..findings import Fix, TextEdit
+from ..fixes import attach_unit_fixes, fix_asserts, fix_text
 from ..syntax import statements
-from ..syntax.document import parse, parse_block
-from ..syntax.index import ChildPairs, LineIndex, Op, Region
+from ..syntax.lines import LineIndex
+from ..syntax.op_tree import ChildPairs, Op, Region
+from ..syntax.parsed_text import parse, parse_block
 from ..syntax.reader import SKIP_WS, Reader
-from ..syntax.statements import BlockStatements, block_labels, child_pairs, code_end, defines_at, name_pattern, slice_pairs
+from ..syntax.statements import (
+    BlockStatements,
+    block_labels,
+    child_pairs,
+    code_end,
+    defines_at,
+    name_pattern,
+    slice_pairs,
+)
 
 PIECES_MIN_CHARS = 512 * 1024
 # Issues of a text whose braces do not balance (the reader's messages).

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from dataclasses import dataclass, field, replace
 
-from .check import check_text
-from .config import ConfigError, Settings, settings_for
-from .findings import Finding
-from .source import SourceError, decode
+from ..check import check_text
+from ..config import ConfigError, Settings, settings_for
+from ..findings import Finding
+from ..source import SourceError, decode
 
 
 @dataclass
@@ -42,7 +41,7 @@ class FileOutcome:
 def _settings(path: str, opts: JobOptions) -> Settings:
     from pathlib import Path
 
-    from .config import settings_from_mapping
+    from ..config import settings_from_mapping
 
     base = settings_for(None if path == "-" else Path(path), Path(opts.config_file) if opts.config_file else None)
     if opts.settings_override:
@@ -92,7 +91,7 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
     if source.is_bytecode:
         out.notes.append("read from MLIR bytecode: positions refer to its textual form")
     if opts.fix or opts.diff:
-        from .fixes.apply import fix_file_outcome
+        from .fix_job import fix_file_outcome
 
         fix_file_outcome(out, result, settings, opts, data, source.is_bytecode)
     return out
@@ -117,11 +116,6 @@ def read_bytes(path: str) -> bytes:
         if rest:
             buf += rest
     return buf
-
-
-def unified_diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=path, tofile=path))
 
 
 def cpu_count() -> int:

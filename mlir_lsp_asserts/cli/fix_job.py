@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 
 from ..files import write_atomic
+from ..fixes import fix_text
+from ..fixes.verify import real_parse_error
 from ..source import SourceError
-from . import fix_text
-from .verify import real_parse_error
 
 UNREADABLE_NOTE = ("the real parser (IREE {ver}) cannot read this file ({err}); fixed on the structural "
                    "reader's guarantee that only the asserts and their dead condition ops were touched")
@@ -22,9 +23,13 @@ def _iree_version() -> str:
         return "?"
 
 
+def unified_diff(path: str, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=path, tofile=path))
+
+
 def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool) -> None:
     from ..check import check_text
-    from ..runner import unified_diff
 
     text = result.parsed.text
     before: str | None = None
@@ -69,7 +74,7 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
             out.error = "file changed on disk during the check; not written (run again)"
             return
         if is_bytecode:
-            from ..mlirbc import text_to_bytecode
+            from ..source import text_to_bytecode
 
             try:
                 payload = text_to_bytecode(fo.text)

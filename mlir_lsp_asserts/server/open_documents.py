@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from ..config import Settings
-from ..incremental.document import LiveDocument
+from ..incremental.live_text import LiveDocument
 from ..source import SourceError, decode
 
 # Past this a document is not checked live (the CLI still checks it): one message says so.

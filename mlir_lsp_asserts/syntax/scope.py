@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..syntax.index import Block, Op, Region, op_uses
-from ..syntax.statements import defines_at, name_pattern
+from .op_tree import Block, Op, Region, op_uses
+from .statements import defines_at, name_pattern
 
 ISOLATED_FROM_ABOVE = frozenset({
     "builtin.module", "func.func", "util.func", "util.initializer", "flow.dispatch.workgroups",

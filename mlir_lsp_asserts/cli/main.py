@@ -11,9 +11,9 @@ import os
 import sys
 import time
 
-from . import __version__
-from .reporting import OUTPUT_FORMATS, RENDERERS, FileReport, render_statistics
-from .runner import FileOutcome, JobOptions, cpu_count, run_file
+from .. import __version__
+from .check_job import FileOutcome, JobOptions, cpu_count, run_file
+from .output import OUTPUT_FORMATS, RENDERERS, FileReport, render_statistics
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_THRESHOLD = 8
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    from .dispatch_cli import add_arguments
+    from .dispatch import add_arguments
 
     add_arguments(p)
     return p
@@ -73,11 +73,11 @@ def _split_codes(values):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.show_settings:
-        from .settings_schema import show_settings
+        from ..settings_schema import show_settings
 
         return show_settings()
     if args.dispatch_count:
-        from .dispatch_cli import run_dispatch_count
+        from .dispatch import run_dispatch_count
 
         return run_dispatch_count(args)
     if args.check or args.fix or args.diff:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print("mlir-lsp: error: paths given without --check (did you mean `mlir-lsp --check PATH`?)",
               file=sys.stderr)
         return EXIT_ERROR
-    from .server import run_server
+    from ..server import run_server
 
     return run_server(tcp=args.tcp)
 
@@ -135,8 +135,8 @@ def _interactive() -> bool:
 def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
     from pathlib import Path
 
-    from .config import ConfigError, settings_for
-    from .files import discover
+    from ..config import ConfigError, settings_for
+    from ..files import discover
 
     try:  # the folder walk uses the excludes of the config seen from here (or --config)
         exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
@@ -178,7 +178,7 @@ def run_check(args) -> int:
         return EXIT_ERROR
     opts = _options(args)
     try:
-        from .config import ConfigError, settings_from_mapping
+        from ..config import ConfigError, settings_from_mapping
 
         if opts.settings_override:
             settings_from_mapping(opts.settings_override, "command line")

@@ -6,9 +6,9 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
-from . import __version__
-from .findings import Finding
-from .rules import RULES
+from .. import __version__
+from ..findings import Finding
+from ..rules import RULES
 
 OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "junit")
 
@@ -179,7 +179,9 @@ def render_sarif(reports: list[FileReport]) -> str:
 
 
 def render_junit(reports: list[FileReport]) -> str:
-    from xml.sax.saxutils import quoteattr  # here: it imports urllib (~60 ms of every start-up)
+    from xml.sax.saxutils import (
+        quoteattr,  # here: it imports urllib (~60 ms of every start-up)
+    )
 
     total = sum(len(r.findings) for r in reports)
     out = ['<?xml version="1.0" encoding="UTF-8"?>',

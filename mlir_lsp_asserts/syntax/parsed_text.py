@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import statements
-from .index import LineIndex, Op, Region, SyntaxIssue
+from .lines import LineIndex
+from .op_tree import Op, Region, SyntaxIssue
 from .reader import Reader, split_chunks
 from .statements import BlockStatements, child_pairs
 

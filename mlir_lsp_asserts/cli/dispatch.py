@@ -7,11 +7,11 @@ import sys
 import threading
 import time
 
-from .dispatch.budget import BaselineError, judge, load_baseline, save_baseline
-from .dispatch.compiler import CompilerError, find_compiler
-from .dispatch.count import DispatchCounter, preview
-from .dispatch.flags import profile_flags, split_flags
-from .source import SourceError, decode
+from ..dispatch.budget import BaselineError, judge, load_baseline, save_baseline
+from ..dispatch.compiler import CompilerError, find_compiler
+from ..dispatch.count import DispatchCounter, preview
+from ..dispatch.flags import profile_flags, split_flags
+from ..source import SourceError, decode
 
 
 def add_arguments(p) -> None:
@@ -189,7 +189,7 @@ def attribution_lines(r, limit: int = 10) -> list[str]:
 def _user_profiles(args) -> dict[str, list[str]]:
     from pathlib import Path
 
-    from .config import ConfigError, settings_for
+    from ..config import ConfigError, settings_for
 
     try:
         s = settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)

@@ -1,0 +1,14 @@
+"""The command line (`mlir-lsp`): it parses arguments and translates between the user and the
+core, the way ruff keeps its CLI apart from `ruff_linter`.
+
+    main.py        arguments, modes (check, fix, watch, server, dispatch count), exit codes
+    check_job.py   one file's check (picklable, runs in worker processes)
+    fix_job.py     `--fix` / `--diff` for one file: fix, verify with the real parser, write atomically
+    watch.py       `--watch`: check again when a file changes
+    output.py      output formats (concise, full, json, json-lines, github, sarif, junit)
+    dispatch.py    `--dispatch-count`: counts, what-if, budgets and baselines
+"""
+
+from .main import main
+
+__all__ = ["main"]
