@@ -23,6 +23,7 @@ from .rules import (
     classify,
 )
 from .syntax.asserts import assert_message, assert_ops, source_location
+from .syntax.op_tree import Op
 from .syntax.parsed_text import ParsedText, parse
 
 SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")

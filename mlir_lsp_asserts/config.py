@@ -13,9 +13,10 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .rules import RULES, RULES_BY_CODE, Severity, resolve_code
+from .findings import FixMode, Severity
+from .rules import RULES, RULES_BY_CODE, resolve_code
 
-FIX_MODES = ("strip", "assume")
+FIX_MODES = tuple(FixMode)
 
 
 class ConfigError(ValueError):
@@ -30,7 +31,7 @@ class Settings:
     """Rule codes that are never reported (wins over select)."""
     severity: tuple[tuple[str, Severity], ...] = ()
     """Per-rule severity overrides, e.g. (("MLA003", Severity.WARNING),)."""
-    fix_mode: str = "strip"
+    fix_mode: str = FixMode.STRIP
     """Preferred fix: "strip" deletes asserts, "assume" rewrites them to util.assume.int."""
     exclude: tuple[str, ...] = ()
     """Glob patterns of paths skipped when walking directories."""
@@ -97,7 +98,7 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         mode = str(norm["fix-mode"])
         if mode not in FIX_MODES:
             raise ConfigError(f"{source}: fix-mode must be one of {', '.join(FIX_MODES)}, not {mode!r}")
-        s = replace(s, fix_mode=mode)
+        s = replace(s, fix_mode=FixMode(mode))
     if "exclude" in norm:
         ex = norm["exclude"]
         if not isinstance(ex, list):

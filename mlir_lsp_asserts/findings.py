@@ -3,8 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum, StrEnum
 
-from .rules import Severity
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+    @classmethod
+    def parse(cls, value: str) -> Severity:
+        v = value.strip().lower()
+        aliases = {"info": "information", "warn": "warning", "err": "error"}
+        return cls(aliases.get(v, v))
+
+
+class FixMode(StrEnum):
+    """How a fix removes an assert: delete it, or rewrite it to `util.assume.int` range facts."""
+
+    STRIP = "strip"
+    ASSUME = "assume"
+
+
+class Applicability(StrEnum):
+    """As ruff's: a safe fix keeps every observable behaviour; an unsafe one drops a runtime
+    check (a host assert) and is applied only when asked (`--unsafe-fixes`)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +64,8 @@ class TextEdit:
 @dataclass(frozen=True, slots=True)
 class Fix:
     title: str
-    mode: str  # "strip" | "assume"
-    applicability: str  # "safe" | "unsafe"
+    mode: FixMode
+    applicability: Applicability
     edits: tuple[TextEdit, ...]
 
 

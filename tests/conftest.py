@@ -23,6 +23,13 @@ SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
 REPRO = FIXTURES / "repro" / "hoisted_gather.mlir"
 MODELS = FIXTURES / "models"
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def pytest_sessionstart(session):
+    """Every test module takes its data from SHARED (defined here only): without it, say so once."""
+    if not FIXTURES.is_dir():
+        pytest.exit(f"the shared fixtures are not beside the checkout: {SHARED} (clone the repository next to "
+                    "../shared, as CI does)", returncode=4)
 BIN = Path(sys.executable).parent  # the venv's bin/ (mlir-lsp, iree-opt)
 
 # `path:line:col: CODE message`

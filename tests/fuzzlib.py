@@ -21,8 +21,7 @@ import re
 from pathlib import Path
 from typing import Protocol
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from conftest import SHARED  # noqa: E402 - the one definition of the paths
 FIXTURES = SHARED / "fixtures"
 CORPUS_FILES = SHARED / "corpus" / "files"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+from conftest import REPO as ROOT  # noqa: E402
+from conftest import SHARED  # noqa: E402
 REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
 ENCODER = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
 ENCODER_TORCH = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.torch.mlir"

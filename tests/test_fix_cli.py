@@ -317,7 +317,7 @@ def test_mlirbc_fix_writes_bytecode_back(tmp_path, mode):
     assert bc.read_bytes() == data
 
 
-# --- known bugs (reported to the lead; strict xfail: they fail loudly once fixed) ----------------
+# --- regressions: bugs a review found in --fix on stdin and read-only files (all fixed) ----------
 
 @pytest.mark.parametrize("src", ["clean", "host"])
 def test_stdin_fix_without_changes_still_writes_the_text(src):

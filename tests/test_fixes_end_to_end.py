@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+from conftest import REPO as ROOT  # noqa: E402
+from conftest import SHARED  # noqa: E402
 FIXTURES = SHARED / "fixtures"
 SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
 REPRO = FIXTURES / "repro" / "hoisted_gather.mlir"

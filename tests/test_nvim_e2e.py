@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+from conftest import REPO as ROOT  # noqa: E402
+from conftest import SHARED  # noqa: E402
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
 

@@ -336,8 +336,8 @@ async def test_a_crash_of_the_real_parser_is_said_and_the_server_lives(client: L
         await asyncio.sleep(0.01)
     assert child, "no parser child started"
     os.kill(child, signal.SIGSEGV)
-    diags = await asyncio.wait_for(wait_publish(client, uri, 1, source="iree-opt"), 60)
-    (note,) = [d for d in diags if d.source == "iree-opt"]
+    diags = await asyncio.wait_for(wait_publish(client, uri, 1, source="iree"), 60)
+    (note,) = [d for d in diags if d.source == "iree"]
     assert "IREE's parser crashed (SIGSEGV)" in note.message
     assert note.severity == types.DiagnosticSeverity.Information
     assert len([d for d in diags if d.code == "MLA001"]) == 16

@@ -10,7 +10,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+from conftest import SHARED
+
 SEED = SHARED / "fixtures" / "seed" / "sdxl_clip_extra_dispatches.mlir"
 
 
@@ -47,12 +48,12 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
 
 async def wait_publish(client: LanguageClient, uri: str, version: int, source: str = "mlir-lsp"):
     """Diagnostics of the first publish for `uri` at `version` (the server's own findings, or
-    with source="iree-opt" the one that adds the real parser's diagnostics)."""
+    with source="iree" the one that adds the real parser's diagnostics)."""
     while True:
         params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         if params.uri != uri or params.version != version:
             continue
-        if source == "iree-opt" and not any(d.source == "iree-opt" for d in params.diagnostics):
+        if source == "iree" and not any(d.source == "iree" for d in params.diagnostics):
             continue
         return [d for d in params.diagnostics if d.source == "mlir-lsp"] if source == "mlir-lsp" else params.diagnostics
 
@@ -166,8 +167,8 @@ async def test_real_parser_diagnostics_and_old_syntax_said_once(client: Language
     uri = "file:///tmp/bad.mlir"
     text = "func.func @f() -> i32 {\n  %0 = arith.constant 1 : i64\n  return %0 : i64\n}\n"
     await open_doc(client, uri, text)
-    diags = await wait_publish(client, uri, 1, source="iree-opt")
-    (d,) = [d for d in diags if d.source == "iree-opt"]
+    diags = await wait_publish(client, uri, 1, source="iree")
+    (d,) = [d for d in diags if d.source == "iree"]
     assert d.severity == types.DiagnosticSeverity.Error and d.range.start.line == 2
     assert "doesn't match function result type" in d.message
 
@@ -181,12 +182,12 @@ async def test_real_parser_diagnostics_and_old_syntax_said_once(client: Language
         params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         if params.uri == uri and params.version == 2:
             break
-    assert [d.range.start.line for d in params.diagnostics if d.source == "iree-opt"] == [4]
+    assert [d.range.start.line for d in params.diagnostics if d.source == "iree"] == [4]
 
     seed = "file:///tmp/seed2.mlir"
     await open_doc(client, seed, SEED.read_text())
-    diags = await wait_publish(client, seed, 1, source="iree-opt")
-    parser = [d for d in diags if d.source == "iree-opt"]
+    diags = await wait_publish(client, seed, 1, source="iree")
+    parser = [d for d in diags if d.source == "iree"]
     assert len(parser) == 1 and "another IREE release" in parser[0].message
     assert len([d for d in diags if d.code == "MLA001"]) == 4
 

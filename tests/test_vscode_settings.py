@@ -52,18 +52,41 @@ def _keys_read(fn, var: str) -> set[str]:
 
 
 def test_show_settings_lists_every_key_the_server_reads():
-    """A setting added to the server but not to settings_schema.py (and so not to package.json) fails here."""
-    from mlir_lsp_asserts.server import app, workspace_feature
-    from mlir_lsp_asserts.server.dispatch_feature import DispatchState
-    from mlir_lsp_asserts.settings_schema import server_settings_defaults
+    """A setting read by the server but missing from its options tree (and so from
+    --show-settings and package.json) fails here."""
+    from mlir_lsp_asserts.server import options
 
-    shown = server_settings_defaults()
-    assert _keys_read(DispatchState.configure, "d") <= set(shown["dispatch"])
-    assert _keys_read(workspace_feature.configure, "w") <= set(shown["workspace"])
-    top = _keys_read(app.apply_options, "opts") | set(re.findall(r'"(\w+)"', re.search(
-        r"k in \(([^)]*)\)", inspect.getsource(app.apply_options)).group(1)))
+    shown = options.defaults_json()
+    assert _keys_read(options._dispatch, "d") <= set(shown["dispatch"])
+    assert _keys_read(options._workspace, "w") <= set(shown["workspace"])
+    top = _keys_read(options.read_options, "opts") | set(options.RULE_KEYS)
     top -= {"fix-mode", "fix_mode"}  # spellings of fixMode
     assert top <= set(shown), sorted(top - set(shown))
+
+
+CHANGED = {"select": ["MLA001"], "ignore": ["MLA003"], "severity": {"MLA001": "error"}, "fixMode": "assume",
+           "profiles": {"mine": {"flags": ["--iree-opt-level=O0"]}}, "parserDiagnostics": False,
+           "dispatch.enabled": False, "dispatch.trigger": "idle", "dispatch.idleMs": 10, "dispatch.timeout": 5,
+           "dispatch.autoMaxMegabytes": 1, "dispatch.attribution": False, "dispatch.profile": "mine",
+           "dispatch.flags": ["--x"], "dispatch.whatIf": "assume", "dispatch.compilerPath": "/opt/iree-compile",
+           "workspace.watch": False, "workspace.maxFiles": 3, "workspace.maxFileMegabytes": 1}
+
+
+def test_every_shown_setting_takes_effect():
+    """Each setting --show-settings lists, sent with another value, changes what the server uses."""
+    from mlir_lsp_asserts.server import options
+
+    shown = _flatten(options.defaults_json())
+    assert sorted(CHANGED) == sorted(shown)
+    default = options.ServerOptions()
+    for key, value in CHANGED.items():
+        head, _, leaf = key.partition(".")
+        sent = {head: {leaf: value}} if leaf else {key: value}
+        warnings = []
+        got = options.read_options({"mlirLsp": sent}, default, warnings.append)
+        assert not warnings, (key, warnings)
+        assert got != default, key
+        assert _flatten(options.as_json(got))[key] != shown[key], key
 
 
 def test_extension_commands_do_not_reuse_the_server_command_ids():

@@ -11,6 +11,7 @@ from ..dispatch.budget import BaselineError, judge, load_baseline, save_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.flags import profile_flags, split_flags
+from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
 
 
@@ -111,8 +112,7 @@ def run_dispatch_count(args) -> int:
             print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
         if fmt != "json":
             for src in pv.assert_sources:
-                print(f"{path}:{src['line']}:{src['column']}: MLA004 `{src['op']}` lowers to {src['asserts']} "
-                      f"cf.assert in linalg regions ({'; '.join(src['messages'])})")
+                print(f"{path}:{src['line']}:{src['column']}: {mla004.concise(src)}")
         results.append(pv)
         for v in judge(path, args.profile, pv.flow_dispatches, args.max_dispatches, baseline):
             print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)

@@ -73,7 +73,7 @@ def _split_codes(values):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.show_settings:
-        from ..settings_schema import show_settings
+        from ..server.options import show_settings
 
         return show_settings()
     if args.dispatch_count:

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..rules.mla004_torch_op_lowers_to_assert import trace_asserts
 from ..syntax.parsed_text import parse
 from .attribution import LineMap, describe, dispatch_sites, only_because_of_asserts
 from .compiler import (
@@ -435,34 +436,3 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
                    wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
                    warnings=list(rep.warnings), attribution=attr)
-
-
-def trace_asserts(lowered: str, source: str, input_name: str | None) -> list[dict]:
-    """The source ops whose lowering put `cf.assert`s into linalg regions, found through the
-    lowered asserts' locations (`--mlir-print-debuginfo`), not through a list of op names."""
-    from ..rules.mla001_assert_in_linalg_region import enclosing_linalg_op
-    from ..syntax.asserts import assert_message, assert_ops, source_location
-
-    parsed = parse(lowered)
-    lines = source.split("\n")
-    by_line: dict[tuple[int, int], dict] = {}
-    for op in assert_ops(parsed):
-        if enclosing_linalg_op(op) is None:
-            continue
-        loc = source_location(parsed, op)
-        if loc is None:
-            continue
-        file, line_s, col_s = loc.rsplit(":", 2)
-        if input_name and os.path.basename(file) != os.path.basename(input_name):
-            continue
-        line, col = int(line_s), int(col_s)
-        if not 0 < line <= len(lines):
-            continue
-        m = re.search(r'(?:=\s*)?"?([a-z_][\w$]*\.[\w$.]+)', lines[line - 1][col - 1:])
-        entry = by_line.setdefault((line, col), {"line": line, "column": col,
-                                                  "op": m.group(1) if m else "?", "asserts": 0, "messages": []})
-        entry["asserts"] += 1
-        msg = assert_message(parsed, op)
-        if msg and msg not in entry["messages"]:
-            entry["messages"].append(msg)
-    return sorted(by_line.values(), key=lambda e: (e["line"], e["column"]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..findings import Finding, Fix, TextEdit
+from ..findings import Applicability, Finding, Fix, FixMode, TextEdit
 from ..rules import RULES_BY_CODE
 from ..syntax.asserts import assert_ops
 from ..syntax.op_tree import Op
@@ -21,8 +21,8 @@ from .plan import apply_edits, plan_edits
 __all__ = ["attach_fixes", "attach_unit_fixes", "fix_asserts", "fix_text", "apply_edits", "FixOutcome"]
 
 
-def _applicability(code: str) -> str:
-    return "safe" if RULES_BY_CODE[code].strip_is_safe else "unsafe"
+def _applicability(code: str) -> Applicability:
+    return Applicability.SAFE if RULES_BY_CODE[code].strip_is_safe else Applicability.UNSAFE
 
 
 def _short(msg: str | None) -> str:
@@ -67,14 +67,14 @@ def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
         fixes = []
         edits = tuple(plan_edits(text, scope, [op], []))
         if _inside(edits, window):
-            fixes.append(Fix(f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}", "strip", app, edits))
+            fixes.append(Fix(f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}", FixMode.STRIP, app, edits))
         g = group_of.get(id(op))
         f.assume_unavailable = None
         if g is not None:
             edits = tuple(plan_edits(text, scope, [], [g]))
             if _inside(edits, window):
-                assume = Fix(f"mlir-lsp ({f.code}): rewrite to util.assume.int {g.fact}", "assume", app, edits)
-                fixes = [assume, *fixes] if settings.fix_mode == "assume" else [*fixes, assume]
+                assume = Fix(f"mlir-lsp ({f.code}): rewrite to util.assume.int {g.fact}", FixMode.ASSUME, app, edits)
+                fixes = [assume, *fixes] if settings.fix_mode == FixMode.ASSUME else [*fixes, assume]
             else:
                 f.assume_unavailable = "the rewrite would edit lines far from the assert; use --fix"
         else:
@@ -95,22 +95,22 @@ class FixOutcome:
     edits: list[TextEdit]
 
 
-def fix_text(result, mode: str = "strip", unsafe: bool = False, codes: set[str] | None = None) -> FixOutcome:
+def fix_text(result, mode: str = FixMode.STRIP, unsafe: bool = False, codes: set[str] | None = None) -> FixOutcome:
     """Apply all applicable fixes of a check result at once (the CLI's --fix, fixAll)."""
     return fix_asserts(result.parsed.text, _assert_findings(result), mode, unsafe, codes)
 
 
-def fix_asserts(text: str, pairs: list[tuple[Finding, Op]], mode: str = "strip", unsafe: bool = False,
+def fix_asserts(text: str, pairs: list[tuple[Finding, Op]], mode: str = FixMode.STRIP, unsafe: bool = False,
                 codes: set[str] | None = None) -> FixOutcome:
     """Apply the fixes of these (finding, assert op) pairs of `text` at once."""
     chosen = [(f, op) for f, op in pairs
-              if (unsafe or _applicability(f.code) == "safe") and (codes is None or f.code in codes)]
+              if (unsafe or _applicability(f.code) == Applicability.SAFE) and (codes is None or f.code in codes)]
     if not chosen:
         return FixOutcome(text, 0, 0, [])
     scope = Scope(text)
     groups: list[AssumeGroup] = []
     strip_ops = [op for _f, op in chosen]
-    if mode == "assume":
+    if mode == FixMode.ASSUME:
         groups, _reasons = build_groups(scope, text, strip_ops)
         in_group = {id(a) for g in groups for a in g.asserts}
         strip_ops = [op for op in strip_ops if id(op) not in in_group]

@@ -1,6 +1,6 @@
 """A document kept in pieces, checked piece by piece, for editors: an edit costs one piece.
 
-    doc = LiveDocument(text, settings)
+    doc = LiveText(text, settings)
     doc.apply_change(((line, char), (end_line, end_char)), "new text")   # or (None, full_text)
     for piece_index, first_line, finding in doc.findings(): ...
 
@@ -182,7 +182,7 @@ def segment(text: str, parsed=None) -> list[tuple[int, int, bool]]:
     return out
 
 
-class LiveDocument:
+class LiveText:
     def __init__(self, text: str, settings: Settings | None = None, *, version: int | None = None,
                  min_piece_chars: int = PIECES_MIN_CHARS):
         self.settings = settings or Settings()
@@ -835,7 +835,7 @@ _ASSUMED_NAME = re.compile(r"%([\w$.\-]*assumed[\w$.\-]*)")
 class _Outside:
     """What a piece of a big function, read alone, asks of the rest of the function."""
 
-    def __init__(self, doc: LiveDocument, i: int):
+    def __init__(self, doc: LiveText, i: int):
         self.doc, self.i = doc, i
         h, c = doc.unit_bounds(i)
         self.others = [q for k, q in enumerate(doc.pieces[h:c + 1], h) if k != i]
@@ -900,4 +900,4 @@ def _outline(result: CheckResult) -> list[Outline]:
     return [_entry(result.parsed.text, op) for _chunk, op in result.parsed.units()]
 
 
-__all__ = ["LiveDocument", "Piece", "Outline", "segment", "PIECES_MIN_CHARS"]
+__all__ = ["LiveText", "Piece", "Outline", "segment", "PIECES_MIN_CHARS"]

@@ -3,7 +3,8 @@ the first in `RULES` whose `match` accepts it (MLA003 accepts everything left)."
 
 from __future__ import annotations
 
-from .base import Placement, Rule, Severity
+from ..findings import Severity
+from .base import Placement, Rule
 from .mla001_assert_in_linalg_region import RULE as MLA001
 from .mla002_assert_in_dispatch import RULE as MLA002
 from .mla003_assert_on_host import RULE as MLA003

@@ -4,24 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 
+from ..findings import Severity
 from ..syntax.op_tree import Op
 
 DOCS_URL = "https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/{code}.md"
-
-
-class Severity(str, Enum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFORMATION = "information"
-    HINT = "hint"
-
-    @classmethod
-    def parse(cls, value: str) -> Severity:
-        v = value.strip().lower()
-        aliases = {"info": "information", "warn": "warning", "err": "error"}
-        return cls(aliases.get(v, v))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@
     dispatch_feature       dispatch counts (code lens, request, command)
     workspace_feature      files that are not open: watched on disk, checked, published
 
-Documents are kept by `incremental.document.LiveDocument` (in pieces, checked piece by piece),
+Documents are kept by `incremental.live_text.LiveText` (in pieces, checked piece by piece),
 not by pygls's workspace, whose per-change rebuild of the whole text costs 300 ms on 50 MB.
 """
 
@@ -30,12 +30,22 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
-from ..config import ConfigError, Settings, settings_from_mapping
+from . import (
+    code_actions_feature,
+    dispatch_feature,
+    guards,
+    navigation_feature,
+    tokens_feature,
+    workspace_feature,
+)
 from .convert import diagnostic_json, plain_diagnostic
+from .dispatch_feature import DispatchState
 from .open_documents import OpenDocument, Snapshot
+from .options import SECTION, ServerOptions, read_options
+from .parser_feature import ParserDiagnostics
+from .workspace_feature import WorkspaceWatch
 
 log = logging.getLogger(__name__)
-SETTINGS_SECTION = "mlirLsp"
 # A publish lists at most this many findings, then one summary (like other linters' caps).
 MAX_PUBLISHED = 2000
 
@@ -100,14 +110,29 @@ class MlirLspServer(LanguageServer):
     def __init__(self):
         super().__init__("mlir-lsp", __version__, protocol_cls=MlirLspProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
-        self.settings = Settings()
+        # All the server's state hangs here; feature modules keep none of their own.
+        self.options = ServerOptions()
         self.documents: dict[str, OpenDocument] = {}
-        from .parser_feature import ParserDiagnostics
-
         self.parser_diagnostics = ParserDiagnostics()
+        self.dispatch = DispatchState()
+        self.watch = WorkspaceWatch()
         self.event_loop = None
         self.pulled: set[str] = set()  # documents whose diagnostics the client pulls
         self.lock = threading.RLock()  # documents are edited on the loop, read by background work
+
+    @property
+    def settings(self):
+        """The rule settings (select, ignore, severity, fix mode, profiles)."""
+        return self.options.rules
+
+    def in_loop(self, fn, *args) -> None:
+        """Run `fn(*args)` on the server's event loop: the one way background threads (compiles,
+        the parser child, the workspace watcher) talk to the client. Before `initialize` there is
+        no loop and it runs at once."""
+        if self.event_loop is not None:
+            self.event_loop.call_soon_threadsafe(fn, *args)
+        else:
+            fn(*args)
 
     # -- documents ---------------------------------------------------------------------------
     def document(self, uri: str) -> OpenDocument | None:
@@ -137,7 +162,7 @@ class MlirLspServer(LanguageServer):
 
     def _other_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
         return (self.parser_diagnostics.for_version(doc.uri, doc.version)
-                + dispatch_feature.torch_diagnostics(self, dispatch_state, doc.uri, doc.version))
+                + dispatch_feature.torch_diagnostics(self, doc.uri, doc.version))
 
     def _publish_json(self, doc: OpenDocument) -> str:
         """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
@@ -165,10 +190,6 @@ class MlirLspServer(LanguageServer):
         version = "null" if doc.version is None else str(int(doc.version))
         return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{", ".join(x for x in parts if x)}]}}'
 
-    def publish_threadsafe(self, uri: str) -> None:
-        if self.event_loop is not None:
-            self.event_loop.call_soon_threadsafe(self.publish, uri, True)
-
     def publish(self, uri: str, refresh_pull: bool = False) -> None:
         """Push diagnostics, unless the client pulls them for this document (then pushing would
         show every finding twice): clients that pull get a refresh request instead."""
@@ -192,40 +213,21 @@ server = MlirLspServer()
 # -- settings ---------------------------------------------------------------------------------
 def apply_options(ls: MlirLspServer, options) -> bool:
     """Apply the `mlirLsp` settings (from initializationOptions or workspace/configuration).
-    A bad value gets a message and its default; returns whether anything was applied."""
-    if not isinstance(options, dict):
-        if options not in ([], None, ""):
-            ls.warn(f"settings must be an object, not {type(options).__name__}; using defaults")
+    A bad value gets a message and keeps what it was; returns whether anything was applied."""
+    new = read_options(options, ls.options, ls.warn, lambda v: guards.compiler_path_problem(ls, v))
+    if new is None:
         return False
-    opts = options.get(SETTINGS_SECTION, options)
-    if not isinstance(opts, dict):  # e.g. an empty Lua table arrives as []
-        if opts not in ([], None, ""):
-            ls.warn(f"settings must be an object, not {type(opts).__name__}; using defaults")
-        return False
-    rules = {k: v for k, v in opts.items() if k in ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode",
-                                                    "profiles")}
-    if "fixMode" in rules:
-        rules["fix-mode"] = rules.pop("fixMode")
-    opts = guards.vet_settings(ls, opts)  # refused settings (a workspace's own compiler) dropped, with a warning
-    for problem in dispatch_state.configure(opts):
-        ls.warn(f"{problem}; default kept")
-    workspace_feature.configure(ls, opts)
-    parser = opts.get("parserDiagnostics")
-    if isinstance(parser, bool):
-        ls.parser_diagnostics.enabled = parser
-    elif parser is not None:
-        ls.warn("parserDiagnostics must be true or false; default kept")
-    try:
-        settings = settings_from_mapping(rules, "mlirLsp settings")
-    except ConfigError as e:
-        ls.warn(f"{e}; using defaults")
-        settings = Settings()
-    if settings != ls.settings:
-        ls.settings = settings
+    old, ls.options = ls.options, new
+    if new.dispatch.compiler_path != old.dispatch.compiler_path:
+        ls.dispatch.counter = None
+    if not new.workspace.watch:
+        workspace_feature.stop(ls)
+    ls.parser_diagnostics.enabled = new.parser_diagnostics
+    if new.rules != old.rules:
         with ls.lock:
             for uri, doc in ls.documents.items():
                 s = doc.snapshot()
-                ls.documents[uri] = OpenDocument(uri, s.version, s.source, settings)
+                ls.documents[uri] = OpenDocument(uri, s.version, s.source, new.rules)
     return True
 
 
@@ -236,7 +238,7 @@ async def pull_configuration(ls: MlirLspServer) -> None:
         return
     try:
         got = await ls.workspace_configuration_async(
-            types.ConfigurationParams(items=[types.ConfigurationItem(section=SETTINGS_SECTION)]))
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
     except Exception as e:  # noqa: BLE001 - a client that cannot answer keeps what we have
         log.info("workspace/configuration failed: %s", e)
         return
@@ -247,8 +249,6 @@ async def pull_configuration(ls: MlirLspServer) -> None:
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: MlirLspServer, params: types.InitializeParams):
-    import asyncio
-
     ls.event_loop = asyncio.get_event_loop()  # background threads publish through it
     apply_options(ls, params.initialization_options)
     if params.process_id:
@@ -331,11 +331,11 @@ def _exit_with_client(pid: int) -> None:
 def stop_background(ls: MlirLspServer) -> None:
     """Kill every child we started (compiles, real-parser runs) and stop the watcher: no
     process outlives the server, whichever way it ends."""
-    for uri in set(dispatch_state.running) | set(dispatch_state.timers):
-        dispatch_state.cancel(uri)
+    for uri in set(ls.dispatch.running) | set(ls.dispatch.timers):
+        ls.dispatch.cancel(uri)
     for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
         ls.parser_diagnostics.forget(uri)
-    workspace_feature.stop()
+    workspace_feature.stop(ls)
 
 
 @server.feature(types.SHUTDOWN)
@@ -362,7 +362,7 @@ def did_open(ls: MlirLspServer, params: types.DidOpenTextDocumentParams):
     _settle(doc, 0)
     workspace_feature.opened(ls, td.uri)
     ls.publish(td.uri)
-    dispatch_feature.schedule(ls, dispatch_state, td.uri, "open")
+    dispatch_feature.schedule(ls, td.uri, "open")
     ls.parser_diagnostics.schedule(ls, td.uri)
 
 
@@ -387,14 +387,14 @@ def did_change(ls: MlirLspServer, params: types.DidChangeTextDocumentParams):
         ls.parser_diagnostics.shift(uri, shifts, params.text_document.version)
     _settle(doc, before)
     ls.publish(uri)
-    dispatch_feature.schedule(ls, dispatch_state, uri, "change")
+    dispatch_feature.schedule(ls, uri, "change")
     ls.parser_diagnostics.schedule(ls, uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: MlirLspServer, params: types.DidSaveTextDocumentParams):
     if params.text_document.uri in ls.documents:
-        dispatch_feature.schedule(ls, dispatch_state, params.text_document.uri, "save")
+        dispatch_feature.schedule(ls, params.text_document.uri, "save")
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -403,7 +403,7 @@ def did_close(ls: MlirLspServer, params: types.DidCloseTextDocumentParams):
     with ls.lock:
         ls.documents.pop(uri, None)
     ls.pulled.discard(uri)
-    dispatch_state.cancel(uri)
+    ls.dispatch.cancel(uri)
     ls.parser_diagnostics.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     workspace_feature.closed(ls, uri)
@@ -443,21 +443,10 @@ def bytecode_to_text(ls: MlirLspServer, params):
     return {"text": src.text, "isBytecode": src.is_bytecode}
 
 
-from . import (  # noqa: E402 - features register on the server made above
-    code_actions_feature,
-    dispatch_feature,
-    guards,
-    navigation_feature,
-    tokens_feature,
-    workspace_feature,
-)
-
 code_actions_feature.setup(server)
 navigation_feature.setup(server)
 tokens_feature.setup(server)
-dispatch_state = dispatch_feature.DispatchState()
-dispatch_feature.setup(server, dispatch_state)
-workspace_feature.setup(server)
+dispatch_feature.setup(server)
 
 
 def run_server(tcp: str | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from ..findings import Applicability, FixMode
 from ..rules import RULES_BY_CODE
 from .convert import diagnostic, text_edits, workspace_edit
 
@@ -21,8 +22,8 @@ KINDS = [types.CodeActionKind.QuickFix, FIX_ALL_KIND, STRIP_ALL_KIND, ASSUME_ALL
 def _whole_document_actions(ls):
     return (
         (FIX_ALL_KIND, ls.settings.fix_mode, False, "mlir-lsp: fix all safe findings"),
-        (STRIP_ALL_KIND, "strip", True, "mlir-lsp: strip all asserts"),
-        (ASSUME_ALL_KIND, "assume", True, "mlir-lsp: rewrite all asserts to util.assume.int"),
+        (STRIP_ALL_KIND, FixMode.STRIP, True, "mlir-lsp: strip all asserts"),
+        (ASSUME_ALL_KIND, FixMode.ASSUME, True, "mlir-lsp: rewrite all asserts to util.assume.int"),
     )
 
 
@@ -48,11 +49,12 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
         for f in result.findings:
             if not f.fixes or f.span.end < lo or f.span.start > hi:
                 continue
-            has_assume = any(x.mode == "assume" for x in f.fixes)
+            has_assume = any(x.mode == FixMode.ASSUME for x in f.fixes)
             for fix in f.fixes:
                 action = types.CodeAction(
                     title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic(doc.uri, f, line0)],
-                    is_preferred=fix.applicability == "safe" and fix.mode == ("assume" if has_assume else "strip"))
+                    is_preferred=fix.applicability == Applicability.SAFE
+                    and fix.mode == (FixMode.ASSUME if has_assume else FixMode.STRIP))
                 if lazy:
                     action.data = {"uri": doc.uri, "version": doc.version, "piece": i, "op": f.op_start,
                                    "mode": fix.mode}

@@ -1,6 +1,6 @@
 """Translations between the core's data (offsets, findings, fixes) and LSP types.
 
-A live document is kept in pieces (see `incremental.document`): everything the core reports is
+A live document is kept in pieces (see `incremental.live_text`): everything the core reports is
 relative to its piece, so each helper takes the piece's first line (`line0`) and shifts by it.
 """
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 import threading
 import uuid
+from typing import NamedTuple
 
 from lsprotocol import types
 
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.flags import profile_flags, split_flags
+from ..dispatch.flags import profile_flags
+from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from . import guards
+from .options import DispatchOptions
 from .progress import Progress
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
@@ -26,63 +29,18 @@ _SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 
 class DispatchState:
+    """The previews of the open documents (the server's `ls.dispatch`); their settings are
+    `ls.options.dispatch`."""
+
     def __init__(self):
         self.counter: DispatchCounter | None = None
         self.results: dict[str, tuple[int | None, dict]] = {}  # uri -> (version, preview json)
         self.running: dict[str, DispatchCounter] = {}
         self.lock = threading.Lock()
-        self.profile = "default"
-        self.extra_flags: list[str] = []
-        self.compiler_path: str | None = None
-        self.timeout = 900.0
-        self.what_if = "strip"
-        self.attribution = True  # debug info costs little on the compile (see bench_dispatch.py)
         self.lenses: dict[str, tuple[int | None, list[tuple[int, str]]]] = {}  # uri -> (version, lenses)
-        self.enabled = True
-        self.trigger = "save"  # "save", "idle" (after idle_ms of no typing) or "manual"
-        self.idle_ms = 1500
-        # Past this size counts start only on request (the lens, the command): a 50 MB module
-        # compiles for many minutes, which should not start on every open or save.
-        self.auto_max_mb = 16.0
         self.timers: dict[str, threading.Timer] = {}
         # uri -> (version, done): a count in progress, shared by requests for the same version
         self.inflight: dict[str, tuple[object, threading.Event]] = {}
-
-    def configure(self, opts: dict) -> list[str]:
-        """Apply the `dispatch` settings; returns messages about bad values (defaults kept)."""
-        problems = []
-        d = opts.get("dispatch", {}) if isinstance(opts, dict) else {}
-        if not isinstance(d, dict):
-            return ["dispatch settings must be an object"]
-        if "enabled" in d:
-            self.enabled = bool(d["enabled"])
-        if "attribution" in d:
-            self.attribution = bool(d["attribution"])
-        if d.get("trigger") in ("save", "idle", "manual"):
-            self.trigger = d["trigger"]
-        elif "trigger" in d:
-            problems.append(f"dispatch.trigger must be save, idle or manual, not {d['trigger']!r}")
-        for key, attr, typ in (("idleMs", "idle_ms", int), ("timeout", "timeout", float),
-                               ("autoMaxMegabytes", "auto_max_mb", float)):
-            if key in d:
-                try:
-                    setattr(self, attr, typ(d[key]))
-                except (TypeError, ValueError):
-                    problems.append(f"dispatch.{key} must be a number")
-        if isinstance(d.get("profile"), str):
-            self.profile = d["profile"]
-        if "flags" in d:
-            try:
-                self.extra_flags = split_flags(d["flags"])
-            except ValueError as e:
-                problems.append(f"dispatch.flags: {e}")
-        if d.get("whatIf") in ("strip", "assume"):
-            self.what_if = d["whatIf"]
-        if "compilerPath" in d and d["compilerPath"] != self.compiler_path:
-            # Only a compiler binary is ever run, as an argument list; never a shell.
-            self.compiler_path = str(d["compilerPath"]) if d["compilerPath"] else None
-            self.counter = None
-        return problems
 
     def cancel(self, uri: str) -> None:
         """A new edit: the pending timer is dropped and the running compile killed at once."""
@@ -93,29 +51,41 @@ class DispatchState:
         if running is not None:
             running.cancel_all()
 
-    def get_counter(self) -> DispatchCounter:
+    def counter_for(self, opts: DispatchOptions) -> DispatchCounter:
+        """A counter of its own for one compile (own processes, cancelled per document), sharing
+        the cache of the one counter made for the configured compiler."""
         if self.counter is None:
-            self.counter = DispatchCounter(find_compiler(self.compiler_path), timeout=self.timeout)
-        return self.counter
+            self.counter = DispatchCounter(find_compiler(opts.compiler_path), timeout=opts.timeout)
+        own = self.counter.sibling()
+        own.timeout = opts.timeout
+        return own
 
 
-def document(ls, uri: str) -> tuple[int | None, str, str] | None:
+class OpenText(NamedTuple):
+    version: int | None
+    text: str
+    path: str
+
+
+def open_text(ls, uri: str) -> OpenText | None:
     """(version, text, file path) of an open document: the one place that reads documents."""
     snap = ls.snapshot(uri)
-    return None if snap is None else (snap.version, snap.source, snap.path or uri)
+    return None if snap is None else OpenText(snap.version, snap.source, snap.path or uri)
 
 
-def _flags(ls, state: DispatchState) -> list[str]:
-    return profile_flags(state.profile, dict(ls.settings.profiles)) + state.extra_flags
+def _flags(ls) -> list[str]:
+    opts = ls.options.dispatch
+    return profile_flags(opts.profile, dict(ls.settings.profiles)) + list(opts.extra_flags)
 
 
-def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dict:
+def compute(ls, uri: str, interactive: bool = True) -> dict:
     if refused := guards.refuse_path(ls, uri):
         return {"error": refused}
-    got = document(ls, uri) if uri else None
+    got = open_text(ls, uri) if uri else None
     if got is None:
         return {"error": f"document not open: {uri}"}
     version, text, path = got
+    state = ls.dispatch
     with state.lock:
         running = state.inflight.get(uri)
         if running is None or running[0] != version:
@@ -128,7 +98,7 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
             r = state.results.get(uri)
         return r[1] if r and r[0] == version else {"error": "cancelled: the document changed"}
     try:
-        return _compute(ls, state, uri, version, text, path, interactive)
+        return _compute(ls, uri, version, text, path, interactive)
     finally:
         with state.lock:
             if state.inflight.get(uri) is mine:
@@ -136,20 +106,20 @@ def compute(ls, state: DispatchState, uri: str, interactive: bool = True) -> dic
         mine[1].set()
 
 
-def _compute(ls, state: DispatchState, uri: str, version, text: str, path, interactive: bool) -> dict:
+def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
+    state, opts = ls.dispatch, ls.options.dispatch
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
-    progress = Progress(ls, token, f"iree-compile: counting dispatches ({state.profile})")
+    progress = Progress(ls, token, f"iree-compile: counting dispatches ({opts.profile})")
     own: DispatchCounter | None = None
     with state.lock:
         before = state.results.get(uri)
     had_diagnostics = bool(before and (before[1].get("compile_errors") or before[1].get("assert_sources")))
     try:
-        own = state.get_counter().sibling()  # shared cache, own processes (cancelled per document)
-        own.timeout = state.timeout
+        own = state.counter_for(opts)
         state.running[uri] = own
-        flags = _flags(ls, state)
+        flags = _flags(ls)
         progress.begin()
-        pv = preview(own, path, text, state.profile, flags, what_if=state.what_if, attribution=state.attribution)
+        pv = preview(own, path, text, opts.profile, flags, what_if=opts.what_if, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         if str(e) == "cancelled":
             return {"error": "cancelled: the document changed"}
@@ -158,7 +128,7 @@ def _compute(ls, state: DispatchState, uri: str, version, text: str, path, inter
             state.results[uri] = (version, result)
             state.lenses.pop(uri, None)
         if interactive:
-            _in_loop(ls, ls.window_show_message,
+            ls.in_loop(ls.window_show_message,
                      types.ShowMessageParams(types.MessageType.Error, f"mlir-lsp: dispatch count: {e}"))
         _refresh_lenses(ls)
         if result["compile_errors"] or had_diagnostics:
@@ -214,49 +184,39 @@ def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
 
 def _publish(ls, uri: str) -> None:
     """Diagnostics again from a worker thread (clients that pull get a refresh request)."""
-    if hasattr(ls, "publish_threadsafe") and getattr(ls, "event_loop", None) is not None:
-        ls.publish_threadsafe(uri)
-    else:
-        _in_loop(ls, ls.publish, uri)
-
-
-def _in_loop(ls, fn, *args) -> None:
-    loop = getattr(ls, "event_loop", None)
-    if loop is not None:
-        loop.call_soon_threadsafe(fn, *args)
-    else:
-        fn(*args)
+    ls.in_loop(ls.publish, uri, True)
 
 
 def _refresh_lenses(ls) -> None:
     caps = ls.client_capabilities
     ws = caps.workspace if caps else None
     if ws and ws.code_lens and ws.code_lens.refresh_support:
-        _in_loop(ls, ls.workspace_code_lens_refresh, None)
+        ls.in_loop(ls.workspace_code_lens_refresh, None)
 
 
-def schedule(ls, state: DispatchState, uri: str, reason: str) -> None:
+def schedule(ls, uri: str, reason: str) -> None:
     """After an edit (reason "change") or a save: cancel what is stale, start what is due."""
+    state, opts = ls.dispatch, ls.options.dispatch
     state.cancel(uri)
-    if not state.enabled or state.trigger == "manual":
+    if not opts.enabled or opts.trigger == "manual":
         return
-    if reason == "change" and state.trigger != "idle":
+    if reason == "change" and opts.trigger != "idle":
         return
     doc = ls.document(uri)
-    if doc is None or doc.size > state.auto_max_mb * 1024 * 1024:
+    if doc is None or doc.size > opts.auto_max_mb * 1024 * 1024:
         return
-    delay = state.idle_ms / 1000 if reason == "change" else 0.0
-    t = threading.Timer(delay, compute, args=(ls, state, uri, False))
+    delay = opts.idle_ms / 1000 if reason == "change" else 0.0
+    t = threading.Timer(delay, compute, args=(ls, uri, False))
     t.daemon = True
     state.timers[uri] = t
     t.start()
 
 
-def torch_diagnostics(ls, state: DispatchState, uri: str, version) -> list[types.Diagnostic]:
+def torch_diagnostics(ls, uri: str, version) -> list[types.Diagnostic]:
     """MLA004 on the torch ops whose lowering put asserts into linalg regions, and the errors of
     a failed compile (source `iree-compile`), for the version the last preview compiled."""
-    with state.lock:
-        r = state.results.get(uri)
+    with ls.dispatch.lock:
+        r = ls.dispatch.results.get(uri)
     if not r or r[0] != version:
         return []
     out = compile_error_diagnostics(uri, r[1].get("compile_errors") or [])
@@ -266,8 +226,7 @@ def torch_diagnostics(ls, state: DispatchState, uri: str, version) -> list[types
         line, col = src["line"] - 1, src["column"] - 1
         out.append(types.Diagnostic(
             range=types.Range(types.Position(line, col), types.Position(line, col + len(src["op"]))),
-            message=(f"`{src['op']}` lowers to {src['asserts']} cf.assert in linalg regions, which block CSE and "
-                     f"fusion and can cost dispatches: " + "; ".join(f'"{m}"' for m in src["messages"])),
+            message=mla004.message(src),
             severity=types.DiagnosticSeverity.Information, code="MLA004", source="mlir-lsp",
             code_description=types.CodeDescription(
                 href="https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/MLA004.md")))
@@ -343,26 +302,26 @@ def _request_uri(params) -> str | None:
     return params.uri if hasattr(params, "uri") else params.get("uri")
 
 
-def _serving(handler, state: DispatchState):
+def _serving(handler):
     def serve(ls, params):  # a command's arguments arrive as one list
-        return handler(ls, state, _request_uri(params))
+        return handler(ls, _request_uri(params))
 
     return serve
 
 
-def setup(server, state: DispatchState) -> None:
+def setup(server) -> None:
     @server.feature(DISPATCH_REQUEST)
     @server.thread()
     def count_request(ls, params):
         # The client shows the result (a status bar): a failure is in the answer only, not also
         # in a message box. The command (code lens, palette) shows one.
-        return compute(ls, state, _request_uri(params), interactive=False)
+        return compute(ls, _request_uri(params), interactive=False)
 
     for name, is_command, handler in ((DISPATCH_COMMAND, True, compute),
                                       (DISPATCH_IR_REQUEST, False, dispatch_ir),
                                       (DISPATCH_IR_COMMAND, True, dispatch_ir)):
         register = server.command if is_command else server.feature
-        register(name)(server.thread()(_serving(handler, state)))
+        register(name)(server.thread()(_serving(handler)))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls, params: types.CodeLensParams):
@@ -372,6 +331,7 @@ def setup(server, state: DispatchState) -> None:
             return []
         version = doc.version
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
+        state = ls.dispatch
         with state.lock:
             cached = state.results.get(uri)
             extra = state.lenses.get(uri)
@@ -380,7 +340,7 @@ def setup(server, state: DispatchState) -> None:
         elif cached:
             title = lens_title(cached[1]) + " (stale: edited since; click to recount)"
         else:
-            title = "mlir-lsp: count dispatches (iree-compile, gfx942)"
+            title = f"mlir-lsp: count dispatches (iree-compile, {ls.options.dispatch.profile})"
         out = [types.CodeLens(range=top, command=types.Command(title=title, command=DISPATCH_COMMAND, arguments=[uri]))]
         if extra and extra[0] == version:
             for line, text in extra[1]:
@@ -390,21 +350,20 @@ def setup(server, state: DispatchState) -> None:
         return out
 
 
-def dispatch_ir(ls, state: DispatchState, uri: str | None) -> dict:
+def dispatch_ir(ls, uri: str | None) -> dict:
     """`{"text": the --compile-to=dispatch-creation output, "path": its file in the cache or null}`
     for the document as it is now (the preview's compile when cached; else compiled now). On
     failure `{"text": "", "path": null, "error": message}`."""
     if refused := guards.refuse_path(ls, uri):
         return {"text": "", "path": None, "error": refused}
-    got = document(ls, uri) if uri else None
+    got = open_text(ls, uri) if uri else None
     if got is None:
         return {"text": "", "path": None, "error": f"document not open: {uri}"}
-    _version, text, _path = got
+    opts = ls.options.dispatch
     try:
-        counter = state.get_counter().sibling()
-        counter.timeout = state.timeout
-        rep = counter.prepare_flags(_flags(ls, state))
-        ir, path = counter.dispatch_ir(text, rep.flags, attribution=state.attribution)
+        counter = ls.dispatch.counter_for(opts)
+        rep = counter.prepare_flags(_flags(ls))
+        ir, path = counter.dispatch_ir(got.text, rep.flags, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         return {"text": "", "path": None, "error": str(e)}
     return {"text": ir, "path": path}

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import os
 
+from .open_documents import uri_path
+from .workspace_feature import outside_workspace, roots
+
 COMPILER_PREFIX = "iree-compile"
 
 
@@ -41,26 +44,10 @@ def compiler_path_problem(ls, value) -> str | None:
     return None
 
 
-def vet_settings(ls, opts: dict) -> dict:
-    """`opts` without the settings the server refuses (each refusal is said once, as a warning)."""
-    d = opts.get("dispatch") if isinstance(opts, dict) else None
-    if not isinstance(d, dict) or "compilerPath" not in d:
-        return opts
-    problem = compiler_path_problem(ls, d["compilerPath"])
-    if problem is None:
-        return opts
-    ls.warn(f"{problem}; setting ignored")
-    d = {k: v for k, v in d.items() if k != "compilerPath"}
-    return {**opts, "dispatch": d}
-
-
 def refuse_path(ls, uri) -> str | None:
     """Why a request's document URI is refused (a file outside the workspace folders), or None."""
     if not isinstance(uri, str) or not uri.startswith("file:"):
         return None  # untitled: and other schemes name no file on disk
-    from .open_documents import uri_path
-    from .workspace_feature import outside_workspace
-
     path = uri_path(uri)
     if path is None:
         return f"not a file URI: {uri}"
@@ -68,8 +55,6 @@ def refuse_path(ls, uri) -> str | None:
 
 
 def _roots(ls) -> list[str]:
-    from .workspace_feature import roots
-
     try:
         return roots(ls)
     except Exception:  # noqa: BLE001 - before initialize there is no workspace

@@ -2,7 +2,7 @@
 document symbols and folding ranges.
 
 SSA values and block labels are local to a top-level op, so a request reads one piece of the
-document (see `incremental.document`); symbols (`@name`) are looked up across pieces.
+document (see `incremental.live_text`); symbols (`@name`) are looked up across pieces.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from ..findings import FixMode
 from ..syntax.op_tree import Op
 from ..syntax.scope import Definition, Scope, containing
 from ..syntax.statements import name_pattern
+from . import dispatch_feature
 from .convert import lsp_range, span_range
 
 _WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
@@ -222,7 +224,7 @@ def _symbol_range(doc, i: int, o) -> types.Range:
 
 
 # -- hover ----------------------------------------------------------------------------------
-def assert_hover(ls, c: Cursor, dispatch_note) -> types.Hover | None:
+def assert_hover(ls, c: Cursor) -> types.Hover | None:
     live = c.doc.live
     if live.pieces[c.piece].result is None:
         return None
@@ -233,12 +235,12 @@ def assert_hover(ls, c: Cursor, dispatch_note) -> types.Hover | None:
         parts = [f"**{f.code} {f.name}** ({f.severity.value})", "", f.message]
         for r in f.related:
             parts.append(f"- {r.message} (line {r.span.start_pos.line + c.line0 + 1})")
-        assume = next((x for x in f.fixes if x.mode == "assume"), None)
+        assume = next((x for x in f.fixes if x.mode == FixMode.ASSUME), None)
         if assume:
             parts.append(f"- fix: {assume.title.split(': ', 1)[1]}")
         elif f.assume_unavailable:
             parts.append(f"- no util.assume.int rewrite: {f.assume_unavailable}")
-        parts.extend(dispatch_note(c.doc, f.span.start_pos.line + c.line0))
+        parts.extend(dispatch_note(ls, c.doc, f.span.start_pos.line + c.line0))
         if f.doc_url:
             parts.append(f"\n[{f.code} documentation]({f.doc_url})")
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n".join(parts)),
@@ -288,27 +290,24 @@ def word_hover(c: Cursor) -> types.Hover | None:
     return None
 
 
+def dispatch_note(ls, doc, line: int) -> list[str]:
+    """What the last dispatch count says about the assert at `line` (nothing if none yet)."""
+    out = []
+    saved = dispatch_feature.saved_dispatches(ls.dispatch, doc.uri, doc.version)
+    if saved is not None:
+        out.append(f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
+                   f"(iree-compile, {ls.options.dispatch.profile})")
+    return out + dispatch_feature.hover_lines(ls.dispatch, doc.uri, doc.version, line)
+
+
 def setup(server) -> None:
-    from . import dispatch_feature
-
-    def dispatch_note(doc, line: int) -> list[str]:
-        """What the last dispatch count says about the assert at `line` (nothing if none yet)."""
-        from .app import dispatch_state
-
-        out = []
-        saved = dispatch_feature.saved_dispatches(dispatch_state, doc.uri, doc.version)
-        if saved is not None:
-            out.append(f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
-                       f"(iree-compile, {dispatch_state.profile})")
-        return out + dispatch_feature.hover_lines(dispatch_state, doc.uri, doc.version, line)
-
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls, params: types.HoverParams):
         c = cursor(ls, params)
         if c is None:
             return None
         # a value, label or symbol under the cursor first (also inside an assert's line)
-        return word_hover(c) or assert_hover(ls, c, dispatch_note)
+        return word_hover(c) or assert_hover(ls, c)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls, params: types.DefinitionParams):

@@ -1,4 +1,4 @@
-"""The server's open documents: each a `LiveDocument` (pieces, checked piece by piece) plus the
+"""The server's open documents: each a `LiveText` (pieces, checked piece by piece) plus the
 reason it is not checked, when it is not (binary content, too large)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from ..config import Settings
-from ..incremental.live_text import LiveDocument
+from ..incremental.live_text import LiveText
 from ..source import SourceError, decode
 
 # Past this a document is not checked live (the CLI still checks it): one message says so.
@@ -42,7 +42,7 @@ class OpenDocument:
 
     def _reset(self, version: int | None, text: str, settings: Settings) -> None:
         self.error = _why_unchecked(text)
-        self.live = LiveDocument("" if self.error else text, settings, version=version)
+        self.live = LiveText("" if self.error else text, settings, version=version)
         self.raw = text if self.error else None  # what the client sent, for snapshots
 
     @property

@@ -13,6 +13,8 @@ import threading
 from lsprotocol import types
 
 DEBOUNCE_SECONDS = 0.5
+# The parse runs through `iree.compiler.ir` (the parser and verifier of iree-base-compiler), not iree-opt.
+PARSER_SOURCE = "iree"
 MAX_CHARS = 64 * 1024 * 1024
 # The parse always runs in a child process, killed when a newer edit arrives: the bindings'
 # parse holds the GIL (a 50 MB parse would freeze the server for seconds), and after some
@@ -46,17 +48,17 @@ def real_diagnostics(text: str) -> list[types.Diagnostic]:
                 sev = types.DiagnosticSeverity.Error
             out.append(types.Diagnostic(
                 range=types.Range(types.Position(line, col), types.Position(line, col + 1)),
-                message=msg, severity=sev, source="iree-opt"))
+                message=msg, severity=sev, source=PARSER_SOURCE))
         if not out:
             first = str(e).strip().splitlines()
             out.append(types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
                                         first[-1] if first else "parse error", types.DiagnosticSeverity.Error,
-                                        source="iree-opt"))
+                                        source=PARSER_SOURCE))
         return out[:1] if any(d.severity == types.DiagnosticSeverity.Information for d in out) else out
     except Exception as e:  # noqa: BLE001 - any binding failure: say it, keep serving
         return [types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
                                  f"IREE parser unavailable: {type(e).__name__}", types.DiagnosticSeverity.Hint,
-                                 source="iree-opt")]
+                                 source=PARSER_SOURCE)]
 
 
 class ParserDiagnostics:
@@ -96,7 +98,7 @@ class ParserDiagnostics:
             return  # edited meanwhile: a newer run is scheduled
         with self.lock:
             self.results[uri] = (version, diags)
-        ls.publish_threadsafe(uri)
+        ls.in_loop(ls.publish, uri, True)
 
     def _in_child(self, uri: str, parts: list[tuple[str, int, int]]) -> list[types.Diagnostic] | None:
         """The real parser in a child, fed the document's pieces one by one (no joined copy of
@@ -141,10 +143,10 @@ class ParserDiagnostics:
             return [types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
                                      f"IREE's parser {why} on this text; parser and verifier checks are "
                                      "skipped for this version (mlir-lsp's own rules still run)",
-                                     types.DiagnosticSeverity.Information, source="iree-opt")]
+                                     types.DiagnosticSeverity.Information, source=PARSER_SOURCE)]
         try:
             return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]), types.Position(d["line"], d["col"] + 1)),
-                                     d["message"], types.DiagnosticSeverity(d["severity"]), source="iree-opt")
+                                     d["message"], types.DiagnosticSeverity(d["severity"]), source=PARSER_SOURCE)
                     for d in json.loads(out)]
         except (ValueError, KeyError, TypeError):
             return None

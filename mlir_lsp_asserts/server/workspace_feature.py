@@ -3,8 +3,9 @@ and then watched with watchdog; `*.mlir` files that change on disk (e.g. regener
 export script) are checked and their findings published, and cleared when the file is deleted.
 An open document takes over from its file on disk, and gives it back when closed.
 
-Settings (section `mlirLsp`): `workspace.watch` (default true), `workspace.maxFiles` (5000,
-files past it are not checked and a message says so), `workspace.maxFileMegabytes` (64).
+Settings (`ls.options.workspace`, see `options.WorkspaceOptions`): `workspace.watch` (default
+true), `workspace.maxFiles` (5000, files past it are not checked and a message says so),
+`workspace.maxFileMegabytes` (64).
 """
 
 from __future__ import annotations
@@ -32,41 +33,14 @@ SKIP_DIRS = ("node_modules", "__pycache__", "build", "dist")
 
 
 class WorkspaceWatch:
+    """The watcher's state (the server's `ls.watch`); its settings are `ls.options.workspace`."""
+
     def __init__(self):
-        self.enabled = True
-        self.max_files = 5000
-        self.max_bytes = 64 * 1024 * 1024
         self.published: set[str] = set()  # uris of files on disk with findings shown
         self.observer = None
         self.pending: dict[str, float] = {}  # path -> time of the last event
         self.cond = threading.Condition()
         self.stopped = False
-
-
-state = WorkspaceWatch()
-
-
-def configure(ls, opts: dict) -> None:
-    w = opts.get("workspace")
-    if w is None:
-        return
-    if not isinstance(w, dict):
-        ls.warn("workspace settings must be an object; defaults kept")
-        return
-    if "watch" in w:
-        if isinstance(w["watch"], bool):
-            state.enabled = w["watch"]
-            if not state.enabled:
-                stop(ls)
-        else:
-            ls.warn("workspace.watch must be true or false; default kept")
-    for key, attr, scale in (("maxFiles", "max_files", 1), ("maxFileMegabytes", "max_bytes", 1024 * 1024)):
-        if key in w:
-            v = w[key]
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
-                setattr(state, attr, int(v * scale))
-            else:
-                ls.warn(f"workspace.{key} must be a positive number; default kept")
 
 
 def roots(ls) -> list[str]:
@@ -105,7 +79,7 @@ def check_file(ls, path: str) -> None:
     diags: list[types.Diagnostic] = []
     try:
         size = os.path.getsize(path)
-        if size <= state.max_bytes:
+        if size <= ls.options.workspace.max_bytes:
             src = decode(Path(path).read_bytes())
             try:
                 settings = settings_for(Path(path))
@@ -117,32 +91,28 @@ def check_file(ls, path: str) -> None:
         pass  # deleted: cleared below
     except (OSError, SourceError) as e:
         log.info("workspace: %s: %s", path, e)
+    state = ls.watch
     if not diags and uri not in state.published:
         return
     if diags:
         state.published.add(uri)
     else:
         state.published.discard(uri)
-    _in_loop(ls, ls.text_document_publish_diagnostics, types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
-
-
-def _in_loop(ls, fn, *args) -> None:
-    if ls.event_loop is not None:
-        ls.event_loop.call_soon_threadsafe(fn, *args)
+    ls.in_loop(ls.text_document_publish_diagnostics, types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
 
 
 def opened(ls, uri: str) -> None:
-    state.published.discard(uri)  # the open document publishes from now on
+    ls.watch.published.discard(uri)  # the open document publishes from now on
 
 
 def closed(ls, uri: str) -> None:
     path = uri_path(uri)
-    if state.enabled and path and not outside_workspace(ls, path) and roots(ls) and os.path.exists(path):
+    if ls.options.workspace.watch and path and not outside_workspace(ls, path) and roots(ls) and os.path.exists(path):
         threading.Thread(target=check_file, args=(ls, path), daemon=True).start()
 
 
 def start(ls) -> None:
-    if not state.enabled or state.observer is not None:
+    if not ls.options.workspace.watch or ls.watch.observer is not None:
         return
     rs = roots(ls)
     if not rs:
@@ -150,7 +120,8 @@ def start(ls) -> None:
     threading.Thread(target=_scan_and_watch, args=(ls, rs), name="workspace-scan", daemon=True).start()
 
 
-def stop(ls=None) -> None:
+def stop(ls) -> None:
+    state = ls.watch
     obs, state.observer = state.observer, None
     with state.cond:
         state.stopped = True
@@ -160,6 +131,7 @@ def stop(ls=None) -> None:
 
 
 def _scan_and_watch(ls, rs: list[str]) -> None:
+    state = ls.watch
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
 
@@ -191,13 +163,14 @@ def _scan(ls, rs: list[str]) -> None:
     files = [f for f in files if f.endswith(".mlir")]
     progress = Progress(ls, f"mlir-lsp-scan-{os.getpid()}", f"mlir-lsp: checking {len(files)} workspace files")
     progress.begin()
+    max_files = ls.options.workspace.max_files
     try:
-        if len(files) > state.max_files:
-            _in_loop(ls, ls.warn, f"the workspace has {len(files)} .mlir files; only the first {state.max_files} are "
-                                  "checked while closed (setting mlirLsp.workspace.maxFiles)")
-            files = files[:state.max_files]
+        if len(files) > max_files:
+            ls.in_loop(ls.warn, f"the workspace has {len(files)} .mlir files; only the first {max_files} are "
+                                "checked while closed (setting mlirLsp.workspace.maxFiles)")
+            files = files[:max_files]
         for n, f in enumerate(files):
-            if state.stopped:
+            if ls.watch.stopped:
                 return
             check_file(ls, f)
             if n % 20 == 0:
@@ -208,6 +181,7 @@ def _scan(ls, rs: list[str]) -> None:
 
 def _drain(ls) -> None:
     """Check files whose events have settled for DEBOUNCE_SECONDS (bursts of writes coalesce)."""
+    state = ls.watch
     while True:
         with state.cond:
             if state.stopped:
@@ -221,7 +195,3 @@ def _drain(ls) -> None:
                 continue
         for p in ready:
             check_file(ls, p)
-
-
-def setup(server) -> None:
-    """Nothing to register: the server calls `start`, `opened`, `closed` and `stop`."""

@@ -36,7 +36,7 @@ class ParsedText:
     _units: list[tuple[Chunk, Op]] | None = field(default=None, repr=False)
     _matches: dict = field(default_factory=dict, repr=False)
     # Set when the text is the content of one block of `block.owner` (a piece of a big function
-    # body, incremental/document.py): its statements are read on demand, never all.
+    # body, incremental/live_text.py): its statements are read on demand, never all.
     block: BlockStatements | None = field(default=None, repr=False)
 
     @property

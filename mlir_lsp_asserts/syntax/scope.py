@@ -58,7 +58,7 @@ class Scope:
 
     def __init__(self, text: str, window: tuple[int, int] | None = None, *, outside=None):
         self.text = text
-        # For a piece of a big block read alone (incremental/document.py): `outside` answers
+        # For a piece of a big block read alone (incremental/live_text.py): `outside` answers
         # "is %name used elsewhere in the block?" and "is this name taken elsewhere?", and the
         # names found undefined here are collected in `missing`.
         self.outside = outside

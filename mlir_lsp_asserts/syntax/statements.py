@@ -16,7 +16,7 @@ seconds, so for a block above `BIG_BLOCK_CHARS` only the statements that matter 
 
 The rule looks only at the two lines around a break and at the child pairs, so a statement is
 found the same way in the whole text and in a piece of it that starts at a statement: the
-checker and the editor's pieces (incremental/document.py) agree by construction.
+checker and the editor's pieces (incremental/live_text.py) agree by construction.
 """
 
 from __future__ import annotations

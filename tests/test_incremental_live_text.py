@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlir_lsp_asserts.check import check_text
-from mlir_lsp_asserts.incremental.live_text import LiveDocument, segment
+from mlir_lsp_asserts.incremental.live_text import LiveText, segment
 from mlir_lsp_asserts.syntax.lines import LineIndex
 
 from conftest import CORPUS, MODELS, REPRO, SEED
@@ -19,12 +19,12 @@ def whole(text: str):
              f.span.end_pos.character, f.message) for f in check_text(text, with_fixes=False).findings]
 
 
-def pieces(doc: LiveDocument):
+def pieces(doc: LiveText):
     return [(f.code, l0 + f.span.start_pos.line, f.span.start_pos.character, l0 + f.span.end_pos.line,
              f.span.end_pos.character, f.message) for _i, l0, f in doc.findings()]
 
 
-def assert_consistent(doc: LiveDocument, text: str) -> None:
+def assert_consistent(doc: LiveText, text: str) -> None:
     assert doc.text == text
     assert all(p.text.endswith("\n") for p in doc.pieces[:-1]), "every piece but the last ends a line"
     assert doc.line_count == text.count("\n") + 1
@@ -33,7 +33,7 @@ def assert_consistent(doc: LiveDocument, text: str) -> None:
 @pytest.mark.parametrize("path", [SEED, REPRO, MODELS / "sdxl_prompt_encoder.input.mlir"], ids=lambda p: p.name)
 def test_pieces_report_what_a_whole_check_reports(path):
     text = path.read_text()
-    doc = LiveDocument(text, min_piece_chars=0)
+    doc = LiveText(text, min_piece_chars=0)
     assert_consistent(doc, text)
     assert pieces(doc) == whole(text)
 
@@ -43,7 +43,7 @@ def test_corpus_files_in_pieces_match_a_whole_check():
     assert files
     for path in files:
         text = path.read_text(errors="replace")
-        doc = LiveDocument(text, min_piece_chars=0)
+        doc = LiveText(text, min_piece_chars=0)
         assert_consistent(doc, text)
         if not any(f[0] == "MLS001" for f in pieces(doc)):
             assert pieces(doc) == whole(text), path
@@ -80,7 +80,7 @@ def _pos(lines: LineIndex, off: int) -> tuple[int, int]:
     return lines.position(off)
 
 
-def _edit(doc: LiveDocument, text: str, where: float, length: int, new: str, line_aligned: bool) -> str:
+def _edit(doc: LiveText, text: str, where: float, length: int, new: str, line_aligned: bool) -> str:
     """Replace a span of `text` (whole lines, or `length` characters at `where`) by `new`, in the
     document too; returns the new text, checked to be the document's."""
     lines = LineIndex(text)
@@ -99,7 +99,7 @@ def _edit(doc: LiveDocument, text: str, where: float, length: int, new: str, lin
 
 def _check_edits(edits, line_aligned: bool) -> int:
     text = BASE
-    doc = LiveDocument(text, min_piece_chars=0)
+    doc = LiveText(text, min_piece_chars=0)
     exact = 0
     for where, length, new in edits:
         text = _edit(doc, text, where, length, new, line_aligned)
@@ -125,7 +125,7 @@ def test_line_edits_keep_findings_exact(edits):
 
 
 def test_an_edit_inside_a_function_rechecks_only_that_function():
-    doc = LiveDocument(BASE, min_piece_chars=0)
+    doc = LiveText(BASE, min_piece_chars=0)
     n = len(doc.pieces)
     line = next(i for i, ln in enumerate(BASE.split("\n")) if "cf.assert" in ln)
     assert len(list(doc.findings())) == 6
@@ -137,14 +137,14 @@ def test_an_edit_inside_a_function_rechecks_only_that_function():
 
 
 def test_editing_the_module_header_reads_everything_again():
-    doc = LiveDocument(BASE, min_piece_chars=0)
+    doc = LiveText(BASE, min_piece_chars=0)
     doc.apply_change(((1, 0), (1, 0)), "// header\n")
     assert doc.rebuilds == 2
     assert pieces(doc) == whole(doc.text)
 
 
 def test_out_of_range_positions_are_clamped():
-    doc = LiveDocument(BASE, min_piece_chars=0)
+    doc = LiveText(BASE, min_piece_chars=0)
     doc.apply_change(((10_000, 5), (20_000, 0)), "// end\n")
     assert doc.text == BASE + "// end\n"
     doc.apply_change(((3, 10_000), (3, 10_000)), "")
@@ -192,12 +192,12 @@ def small_big_blocks(monkeypatch):
     monkeypatch.setattr(document, "BODY_PIECE_CHARS", 300)
 
 
-def _kinds(doc: LiveDocument) -> set[str]:
+def _kinds(doc: LiveText) -> set[str]:
     return {p.kind for p in doc.pieces}
 
 
 def test_a_model_shaped_function_is_kept_in_pieces_below_function_level(small_big_blocks):
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     assert_consistent(doc, MODEL)
     kinds = [p.kind for p in doc.pieces]
     assert kinds.count("header") == 1 and kinds.count("closer") == 1 and kinds.count("body") > 50
@@ -207,7 +207,7 @@ def test_a_model_shaped_function_is_kept_in_pieces_below_function_level(small_bi
 
 def _model_edits(edits, line_aligned: bool) -> tuple[int, int]:
     text = MODEL
-    doc = LiveDocument(text, min_piece_chars=0)
+    doc = LiveText(text, min_piece_chars=0)
     exact = strict = 0
     for where, length, new in edits:
         text = _edit(doc, text, where, length, new, line_aligned)
@@ -241,7 +241,7 @@ def _line_of(text: str, needle: str, after: int = 0) -> int:
 
 
 def test_an_edit_in_a_big_function_rechecks_one_piece_and_reads_nothing_else(small_big_blocks):
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     n = len(doc.pieces)
     line = _line_of(MODEL, "cf.assert")
     touched = doc.apply_change(((line, 0), (line, 0)), "// ")
@@ -254,7 +254,7 @@ def test_an_edit_in_a_big_function_rechecks_one_piece_and_reads_nothing_else(sma
 
 
 def test_editing_a_big_functions_header_reads_only_the_header(small_big_blocks):
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     line = _line_of(MODEL, "@main$async(")
     col = MODEL.split("\n")[line].index("@main$async") + len("@main$async")
     doc.apply_change(((line, col), (line, col)), "_renamed")
@@ -265,7 +265,7 @@ def test_editing_a_big_functions_header_reads_only_the_header(small_big_blocks):
 
 
 def test_braces_broken_then_balanced_again_come_back_to_pieces(small_big_blocks):
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     line = _line_of(MODEL, "linalg.yield", 200)
     doc.apply_change(((line, 0), (line, 0)), "    } -> tensor<1xf16>\n")  # closes the generic early
     assert pieces(doc) == whole(doc.text)
@@ -278,7 +278,7 @@ def test_braces_broken_then_balanced_again_come_back_to_pieces(small_big_blocks)
 def test_a_quick_fix_in_a_body_piece_is_the_whole_texts_fix(small_big_blocks):
     from mlir_lsp_asserts.fixes import apply_edits
 
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     i = next(k for k, p in enumerate(doc.pieces) if p.kind == "body" and not p.clean)
     result = doc.with_fixes(i)
     f = result.findings[0]
@@ -309,7 +309,7 @@ def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
     from mlir_lsp_asserts.fixes import apply_edits, fix_text
     from mlir_lsp_asserts.findings import TextEdit
 
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     edits = [TextEdit(doc.char0(i) + e.start, doc.char0(i) + e.end, e.new_text) for i, e in doc.fix_all(mode, False)]
     want = fix_text(check_text(MODEL), mode)
     assert want.fixed == 4 and (want.assumed == 4) == (mode == "assume")
@@ -317,7 +317,7 @@ def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
 
 
 def test_a_big_functions_outline_spans_from_its_header_to_its_closing_brace(small_big_blocks):
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     (i, o), = [(i, o) for i, o in doc.outline() if o.symbol == "main$async"]
     (sl, _sc), (el, ec) = doc.outline_span(i, o)
     lines = MODEL.split("\n")
@@ -328,7 +328,7 @@ def test_a_big_functions_outline_spans_from_its_header_to_its_closing_brace(smal
 def test_typing_a_new_function_after_a_big_one_reads_neither_again(small_big_blocks):
     """Enter at the end of the big function's `}`, a new function's braces (an editor closes
     them), then its body typed key by key: the big function is not read again."""
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     text = MODEL
     line = len(MODEL.split("\n")) - 3  # the function's `  }`
 
@@ -354,7 +354,7 @@ def test_typing_a_new_function_after_a_big_one_reads_neither_again(small_big_blo
 def test_pieces_merged_and_cut_again_keep_their_line_numbers(small_big_blocks):
     """Found by random edits: an edit that makes a piece continue the one before merges and
     re-cuts them with the same total of lines but a moved boundary; later findings must move."""
-    doc = LiveDocument(MODEL, min_piece_chars=0)
+    doc = LiveText(MODEL, min_piece_chars=0)
     text = MODEL
     for start, end, new in [(4874, 4891, ",\n"), (2919, 2944, "->")]:
         lines = LineIndex(text)

@@ -1,0 +1,205 @@
+"""The server's settings (section `mlirLsp`) as one typed tree, read in one place.
+
+    options = read_options(mapping, current, warn)   # from initializationOptions or
+                                                      # workspace/configuration
+    defaults_json()                                   # what `mlir-lsp --show-settings` prints
+
+Every setting is a field of a dataclass below, with its camelCase key; a bad value gets a
+warning and keeps what was there. Keys a client does not send keep their current value, except
+the rule settings (select, ignore, severity, fixMode, profiles), which are read whole each time
+as a config file is. Editor integrations (the VS Code extension's package.json) are checked
+against `defaults_json()` by the tests, so this module is the one source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from typing import Callable
+
+from ..config import ConfigError, Settings, settings_from_mapping
+from ..dispatch.flags import split_flags
+from ..findings import FixMode
+
+SECTION = "mlirLsp"
+RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles")
+TRIGGERS = ("save", "idle", "manual")
+WHAT_IF_MODES = tuple(FixMode)
+MB = 1024 * 1024
+
+
+def _key(name: str, default):
+    return field(default=default, metadata={"key": name})
+
+
+@dataclass(frozen=True)
+class DispatchOptions:
+    """`dispatch.*`: the background dispatch-count preview."""
+
+    enabled: bool = _key("enabled", default=True)
+    trigger: str = _key("trigger", default="save")  # save, idle (after idle_ms of no typing), manual
+    idle_ms: int = _key("idleMs", default=1500)
+    timeout: float = _key("timeout", default=900.0)
+    # Past this size counts start only on request (the lens, the command): a 50 MB module
+    # compiles for many minutes, which should not start on every open or save.
+    auto_max_mb: float = _key("autoMaxMegabytes", default=16.0)
+    attribution: bool = _key("attribution", default=True)  # debug info costs little (bench_dispatch.py)
+    profile: str = _key("profile", default="default")
+    extra_flags: tuple[str, ...] = _key("flags", default=())
+    what_if: str = _key("whatIf", default="strip")
+    compiler_path: str | None = _key("compilerPath", default=None)
+
+
+@dataclass(frozen=True)
+class WorkspaceOptions:
+    """`workspace.*`: files that are not open, checked and watched on disk."""
+
+    watch: bool = _key("watch", default=True)
+    max_files: int = _key("maxFiles", default=5000)
+    max_file_megabytes: float = _key("maxFileMegabytes", default=64.0)
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_file_megabytes * MB)
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    rules: Settings = field(default_factory=Settings)  # select, ignore, severity, fixMode, profiles
+    parser_diagnostics: bool = _key("parserDiagnostics", default=True)
+    dispatch: DispatchOptions = field(default_factory=DispatchOptions)
+    workspace: WorkspaceOptions = field(default_factory=WorkspaceOptions)
+
+
+def keys(cls) -> dict[str, str]:
+    """Settings key -> field name of one options dataclass."""
+    return {f.metadata["key"]: f.name for f in fields(cls) if "key" in f.metadata}
+
+
+def read_options(options, current: ServerOptions, warn: Callable[[str], None],
+                 refuse_compiler: Callable[[object], str | None] = lambda _v: None) -> ServerOptions | None:
+    """The options after applying a client's `mlirLsp` settings to `current`; None when the
+    client sent nothing usable. `refuse_compiler(value)` says why a compilerPath may not be used
+    (see `guards`); a refused one is ignored with a warning."""
+    if not isinstance(options, dict):
+        if options not in ([], None, ""):
+            warn(f"settings must be an object, not {type(options).__name__}; using defaults")
+        return None
+    opts = options.get(SECTION, options)
+    if not isinstance(opts, dict):  # e.g. an empty Lua table arrives as []
+        if opts not in ([], None, ""):
+            warn(f"settings must be an object, not {type(opts).__name__}; using defaults")
+        return None
+    parser = current.parser_diagnostics
+    if isinstance(opts.get("parserDiagnostics"), bool):
+        parser = opts["parserDiagnostics"]
+    elif opts.get("parserDiagnostics") is not None:
+        warn("parserDiagnostics must be true or false; default kept")
+    return ServerOptions(rules=_rules(opts, warn), parser_diagnostics=parser,
+                         dispatch=_dispatch(opts, current.dispatch, warn, refuse_compiler),
+                         workspace=_workspace(opts, current.workspace, warn))
+
+
+def _rules(opts: dict, warn) -> Settings:
+    rules = {k: v for k, v in opts.items() if k in RULE_KEYS}
+    if "fixMode" in rules:
+        rules["fix-mode"] = rules.pop("fixMode")
+    try:
+        return settings_from_mapping(rules, "mlirLsp settings")
+    except ConfigError as e:
+        warn(f"{e}; using defaults")
+        return Settings()
+
+
+def _dispatch(opts: dict, cur: DispatchOptions, warn, refuse_compiler) -> DispatchOptions:
+    d = opts.get("dispatch", {})
+    if not isinstance(d, dict):
+        warn("dispatch settings must be an object; default kept")
+        return cur
+    new: dict = {}
+    for key in ("enabled", "attribution"):
+        if key in d:
+            new[key] = bool(d[key])
+    if d.get("trigger") in TRIGGERS:
+        new["trigger"] = d["trigger"]
+    elif "trigger" in d:
+        warn(f"dispatch.trigger must be save, idle or manual, not {d['trigger']!r}; default kept")
+    for key, name, typ in (("idleMs", "idle_ms", int), ("timeout", "timeout", float),
+                           ("autoMaxMegabytes", "auto_max_mb", float)):
+        if key in d:
+            try:
+                new[name] = typ(d[key])
+            except (TypeError, ValueError):
+                warn(f"dispatch.{key} must be a number; default kept")
+    if isinstance(d.get("profile"), str):
+        new["profile"] = d["profile"]
+    if "flags" in d:
+        try:
+            new["extra_flags"] = tuple(split_flags(d["flags"]))
+        except ValueError as e:
+            warn(f"dispatch.flags: {e}; default kept")
+    if d.get("whatIf") in WHAT_IF_MODES:
+        new["what_if"] = d["whatIf"]
+    if "compilerPath" in d:
+        # Only a compiler binary is ever run, as an argument list; never a shell.
+        problem = refuse_compiler(d["compilerPath"])
+        if problem:
+            warn(f"{problem}; setting ignored")
+        else:
+            new["compiler_path"] = str(d["compilerPath"]) if d["compilerPath"] else None
+    return replace(cur, **new)
+
+
+def _workspace(opts: dict, cur: WorkspaceOptions, warn) -> WorkspaceOptions:
+    w = opts.get("workspace")
+    if w is None:
+        return cur
+    if not isinstance(w, dict):
+        warn("workspace settings must be an object; defaults kept")
+        return cur
+    new: dict = {}
+    if "watch" in w:
+        if isinstance(w["watch"], bool):
+            new["watch"] = w["watch"]
+        else:
+            warn("workspace.watch must be true or false; default kept")
+    for key, name, typ in (("maxFiles", "max_files", int), ("maxFileMegabytes", "max_file_megabytes", float)):
+        if key in w:
+            v = w[key]
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+                new[name] = typ(v)
+            else:
+                warn(f"workspace.{key} must be a positive number; default kept")
+    return replace(cur, **new)
+
+
+def _plain(value):
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def defaults_json() -> dict:
+    """The defaults, keyed as the settings section uses them (`mlir-lsp --show-settings`)."""
+    return as_json(ServerOptions())
+
+
+def as_json(o: ServerOptions) -> dict:
+    """Options keyed as the settings section uses them."""
+    from ..rules import resolve_code
+
+    s = o.rules
+    every = frozenset(resolve_code("ALL"))
+    return {
+        "select": ["ALL"] if s.select == every else sorted(s.select),
+        "ignore": sorted(s.ignore),
+        "severity": {code: sev.value for code, sev in s.severity},
+        "fixMode": s.fix_mode,
+        "profiles": {name: {"flags": list(flags)} for name, flags in s.profiles},
+        "parserDiagnostics": o.parser_diagnostics,
+        "dispatch": {key: _plain(getattr(o.dispatch, name)) for key, name in keys(DispatchOptions).items()},
+        "workspace": {key: getattr(o.workspace, name) for key, name in keys(WorkspaceOptions).items()},
+    }
+
+
+def show_settings() -> int:
+    print(json.dumps(defaults_json(), indent=2, sort_keys=True))
+    return 0
