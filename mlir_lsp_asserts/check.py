@@ -21,6 +21,7 @@ from .rules import (
     SYNTAX_ERROR_NAME,
     Severity,
     classify,
+    doc_url,
 )
 from .syntax.asserts import assert_message, assert_ops, source_location
 from .syntax.op_tree import Op
@@ -104,16 +105,17 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
             span=span_of(parsed, op.start, op.end),
             assert_message=msg_text,
             related=related,
-            doc_url=rule.doc_url,
+            doc_url=doc_url(rule.code, settings.docs_base_url),
             op_start=op.start,
         )
         if is_bytecode:
             finding.source_location = source_location(parsed, op)
         result.findings.append(finding)
     issues = parsed.issues
+    syntax_doc = doc_url(SYNTAX_ERROR_CODE, settings.docs_base_url)
     for issue in issues[:MAX_SYNTAX_ISSUES]:
         result.findings.append(Finding(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity.ERROR,
-                                       issue.message, span_of(parsed, issue.start, issue.end)))
+                                       issue.message, span_of(parsed, issue.start, issue.end), doc_url=syntax_doc))
     if len(issues) > MAX_SYNTAX_ISSUES:
         last = issues[MAX_SYNTAX_ISSUES]
         result.findings.append(Finding(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity.ERROR,

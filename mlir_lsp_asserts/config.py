@@ -37,6 +37,8 @@ class Settings:
     """Glob patterns of paths skipped when walking directories."""
     profiles: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """User dispatch profiles: name -> iree-compile flags (target included)."""
+    docs_base_url: str | None = None
+    """Where rule links point (`{base}/MLA001.md`); None: the pages installed with the package."""
     source: str | None = None
     """The config file these settings came from (None: defaults)."""
 
@@ -68,7 +70,7 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     """Build settings from a TOML table or LSP options (keys with `-` or `_` both accepted)."""
     s = base or Settings()
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
-    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles"}
+    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url"}
     unknown = sorted(set(norm) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -104,6 +106,11 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         if not isinstance(ex, list):
             raise ConfigError(f"{source}: exclude must be a list of glob patterns")
         s = replace(s, exclude=tuple(str(e) for e in ex))
+    if "docs-base-url" in norm:
+        base = norm["docs-base-url"]
+        if base is not None and not isinstance(base, str):
+            raise ConfigError(f"{source}: docs-base-url must be a URL string")
+        s = replace(s, docs_base_url=base or None)
     if "profiles" in norm:
         table = norm["profiles"]
         if not isinstance(table, dict):

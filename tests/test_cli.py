@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -77,7 +78,40 @@ def test_full_shows_source_line_and_caret_under_the_op():
         start = gutter_line.index(op)
         assert caret_line.index("^") == start and caret_line.strip() == "^" * len(op)
     assert "enclosing `linalg.generic` at line 13" in r.stdout
-    assert "docs/rules/MLA001.md" in r.stdout
+    (link,) = set(re.findall(r"= help: (\S+)", r.stdout))
+    assert link.startswith("file://") and link.endswith("/rules/docs/MLA001.md")
+    from urllib.parse import unquote, urlparse
+
+    assert "# MLA001 assert-in-linalg-region" in Path(unquote(urlparse(link).path)).read_text()
+
+
+def test_docs_base_url_moves_every_rule_link(mixed, tmp_path):
+    """--docs-base-url (or docs-base-url in the config file) points full, json and sarif links at a
+    site of the user's; with neither, the links are file:// URIs of the installed pages."""
+    base = "https://docs.example.org/mlir-lsp/rules/"
+    full = run_cli("--check", "--output-format", "full", "--docs-base-url", base, mixed)
+    assert set(re.findall(r"= help: (\S+)", full.stdout)) == {base + "MLA001.md", base + "MLA003.md"}
+    items = json.loads(run_cli("--check", "--output-format", "json", "--docs-base-url", base, mixed).stdout)
+    assert {f["url"] for f in items} == {base + "MLA001.md", base + "MLA003.md"}
+    cfg = tmp_path / "mlir-lsp.toml"
+    cfg.write_text(f'docs-base-url = "{base}"\n')
+    sarif = json.loads(run_cli("--check", "--output-format", "sarif", "--config", str(cfg), mixed).stdout)
+    uris = {r["id"]: r["helpUri"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert uris["MLA001"] == base + "MLA001.md" and uris["MLA003"] == base + "MLA003.md"
+    assert uris["MLA002"].startswith("file://")  # no finding of it here: the installed page
+    assert "github.com/mlir-lsp" not in json.dumps(sarif)
+
+
+def test_explain_prints_the_rule_page_by_code_or_name():
+    by_code = run_cli("--explain", "mla001")
+    assert by_code.returncode == 0 and by_code.stdout.startswith("# MLA001 assert-in-linalg-region\n")
+    assert "## Fixes" in by_code.stdout
+    assert run_cli("--explain", "assert-in-linalg-region").stdout == by_code.stdout
+    as_json = json.loads(run_cli("--explain", "MLS001", "--output-format", "json").stdout)
+    assert as_json["code"] == "MLS001" and as_json["name"] == "syntax-error"
+    assert as_json["explanation"].startswith("# MLS001") and as_json["url"].startswith("file://")
+    bad = run_cli("--explain", "MLA999")
+    assert bad.returncode == 2 and "unknown rule 'MLA999'" in bad.stderr and "MLA004" in bad.stderr
 
 
 def test_json_schema_and_zero_based(mixed):

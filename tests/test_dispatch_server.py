@@ -11,6 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from conftest import SEED
 from tests.test_dispatch_count import REPRO
 
 
@@ -89,3 +90,21 @@ async def test_compile_errors_are_diagnostics_until_a_compile_succeeds(client: L
     report = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
     assert not [d for d in report.items if d.source == "iree-compile"]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_file_in_an_older_iree_syntax_gets_one_note_not_a_failure(client: LanguageClient, tmp_path):
+    """The seed (another IREE release's `!flow.dispatch.tensor`): the compile cannot read it. The
+    preview says so once, at information severity, and the lens says n/a; no error diagnostic."""
+    uri = (tmp_path / SEED.name).as_uri()
+    _open(client, uri, SEED.read_text())
+    p = await _publish(client, uri, lambda p: any(d.source == "iree-compile" for d in p.diagnostics))
+    (d,) = [d for d in p.diagnostics if d.source == "iree-compile"]
+    assert d.severity == types.DiagnosticSeverity.Information
+    assert "cannot read this file's IREE syntax" in d.message and "dispatch.tensor" in d.message
+    assert d.range.start.line == 12
+    res = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert res.unsupported_syntax is True and res.error.startswith("n/a (older IREE syntax)")
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    assert lenses[0].command.title == "mlir-lsp: dispatches: n/a (older IREE syntax)"

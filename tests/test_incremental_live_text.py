@@ -185,11 +185,11 @@ MODEL_SNIPPETS = ["// ", "\n", "{", "}", "{\n", "}\n", '"{"', '"}"', '"a { b"', 
 @pytest.fixture
 def small_big_blocks(monkeypatch):
     """Thresholds lowered so that a 37 KB function is a big one kept in ~300-character pieces."""
-    from mlir_lsp_asserts.incremental import document
+    from mlir_lsp_asserts.incremental import live_text
     from mlir_lsp_asserts.syntax import statements
 
     monkeypatch.setattr(statements, "BIG_BLOCK_CHARS", 3000)
-    monkeypatch.setattr(document, "BODY_PIECE_CHARS", 300)
+    monkeypatch.setattr(live_text, "BODY_PIECE_CHARS", 300)
 
 
 def _kinds(doc: LiveText) -> set[str]:

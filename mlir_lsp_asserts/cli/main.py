@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--tcp", metavar="HOST:PORT", help="run the language server on TCP (debugging)")
     mode.add_argument("--show-settings", action="store_true",
                       help="print the server's settings defaults (section mlirLsp) as JSON")
+    mode.add_argument("--explain", metavar="RULE",
+                      help="print a rule's documentation (code or name, e.g. MLA001), like `ruff rule`")
     c = p.add_argument_group("check")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
     c.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
@@ -45,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ignore", action="append", default=None, metavar="CODES",
                    help="comma-separated rule codes to never report")
     c.add_argument("--config", metavar="FILE", help="use this mlir-lsp.toml/pyproject.toml")
+    c.add_argument("--docs-base-url", metavar="URL",
+                   help="rule links point to URL/MLA001.md (default: the pages installed with mlir-lsp)")
     c.add_argument("--statistics", action="store_true", help="print the count of findings per rule")
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     c.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
@@ -76,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         from ..server.options import show_settings
 
         return show_settings()
+    if args.explain is not None:
+        return explain_rule(args.explain, args.output_format)
     if args.dispatch_count:
         from .dispatch import run_dispatch_count
 
@@ -94,8 +100,32 @@ def main(argv: list[str] | None = None) -> int:
     return run_server(tcp=args.tcp)
 
 
+def explain_rule(token: str, fmt: str | None) -> int:
+    """`--explain RULE`: the rule's page as Markdown (or, with `--output-format json`, an object
+    with code, name, summary, default severity, the page's URL and its text)."""
+    import json
+
+    from ..rules import RULES_BY_CODE, doc_url, explain
+
+    try:
+        code, name, page = explain(token)
+    except ValueError as e:
+        print(f"mlir-lsp: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    if fmt == "json":
+        rule = RULES_BY_CODE.get(code)
+        print(json.dumps({"code": code, "name": name, "summary": rule.summary if rule else "text the structural reader "
+                          "cannot follow", "severity": rule.severity.value if rule else "error",
+                          "url": doc_url(code), "explanation": page}, indent=2))
+    else:
+        sys.stdout.write(page if page.endswith("\n") else page + "\n")
+    return EXIT_CLEAN
+
+
 def _options(args) -> JobOptions:
     override = {}
+    if args.docs_base_url is not None:
+        override["docs-base-url"] = args.docs_base_url
     for key, val in (("select", args.select), ("extend-select", args.extend_select), ("ignore", args.ignore)):
         codes = _split_codes(val)
         if codes is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..findings import Finding
-from ..rules import RULES
+from ..rules import RULES, doc_url
 
 OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "junit")
 
@@ -126,18 +126,21 @@ def render_github(reports: list[FileReport]) -> str:
 
 def render_sarif(reports: list[FileReport]) -> str:
     level = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+    # The findings' links follow the docs-base-url setting; rules without findings get the page
+    # installed with the package.
+    urls = {f.code: f.doc_url for rep in reports for f in rep.findings if f.doc_url}
     rules = [
         {
             "id": r.code,
             "name": r.name,
             "shortDescription": {"text": r.summary},
-            "helpUri": r.doc_url,
+            "helpUri": urls.get(r.code, r.doc_url),
             "defaultConfiguration": {"level": level[r.severity.value]},
         }
         for r in RULES
     ]
     rules.append({"id": "MLS001", "name": "syntax-error", "shortDescription": {"text": "text the reader cannot follow"},
-                  "defaultConfiguration": {"level": "error"}})
+                  "helpUri": urls.get("MLS001", doc_url("MLS001")), "defaultConfiguration": {"level": "error"}})
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     for rep in reports:
@@ -170,8 +173,7 @@ def render_sarif(reports: list[FileReport]) -> str:
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "mlir-lsp", "version": __version__,
-                                "informationUri": "https://github.com/mlir-lsp/mlir-lsp", "rules": rules}},
+            "tool": {"driver": {"name": "mlir-lsp", "version": __version__, "rules": rules}},
             "results": results,
         }],
     }

@@ -265,3 +265,17 @@ def parse_diagnostics(stderr: str, files: dict[str, object]) -> list[dict]:
         else:
             out.append(d)
     return out
+
+
+# How IREE's parser rejects another release's syntax: types, attributes and ops renamed or
+# moved between releases (e.g. `!flow.dispatch.tensor`, now `!iree_tensor_ext.dispatch.tensor`).
+OTHER_RELEASE_SYNTAX = re.compile(
+    r"unknown .* type|unregistered dialect|Dialect `[^']*' not found|unknown attribute|"
+    r"custom op '[^']*' is unknown|does not have a registered|unknown .* attribute", re.I)
+
+
+def other_release_syntax(errors: list[dict]) -> dict | None:
+    """The first of a failed compile's errors that says the file is in another IREE release's
+    syntax (this compiler cannot read it, whatever the file means), or None."""
+    return next((e for e in errors if e.get("severity") == "error" and OTHER_RELEASE_SYNTAX.search(e["message"])),
+                None)

@@ -4,7 +4,7 @@ the first in `RULES` whose `match` accepts it (MLA003 accepts everything left)."
 from __future__ import annotations
 
 from ..findings import Severity
-from .base import Placement, Rule
+from .base import DOCS_DIR, Placement, Rule, doc_url
 from .mla001_assert_in_linalg_region import RULE as MLA001
 from .mla002_assert_in_dispatch import RULE as MLA002
 from .mla003_assert_on_host import RULE as MLA003
@@ -40,4 +40,19 @@ def resolve_code(token: str) -> list[str]:
     return codes
 
 
-__all__ = ["RULES", "RULES_BY_CODE", "Rule", "Severity", "Placement", "classify", "resolve_code"]
+__all__ = ["RULES", "RULES_BY_CODE", "Rule", "Severity", "Placement", "classify", "resolve_code", "doc_url",
+           "explain", "DOCS_DIR"]
+
+
+def explain(token: str) -> tuple[str, str, str]:
+    """(code, name, page text) of one rule, by code or name (`mlir-lsp --explain`)."""
+    t = token.strip()
+    if t.upper() == SYNTAX_ERROR_CODE or t == SYNTAX_ERROR_NAME:
+        code, name = SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME
+    else:
+        rule = RULES_BY_NAME.get(t) or RULES_BY_CODE.get(t.upper())
+        if rule is None:
+            known = ", ".join([r.code for r in RULES] + [SYNTAX_ERROR_CODE])
+            raise ValueError(f"unknown rule {t!r} (known: {known})")
+        code, name = rule.code, rule.name
+    return code, name, (DOCS_DIR / f"{code}.md").read_text(encoding="utf-8")

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..findings import Severity
 from ..syntax.op_tree import Op
 
-DOCS_URL = "https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/{code}.md"
+# One page per rule code, installed with the package (package data), so links work offline and
+# for every installed version: `mlir-lsp --explain CODE` prints a page.
+DOCS_DIR = Path(__file__).resolve().parent / "docs"
+
+
+def doc_url(code: str, base: str | None = None) -> str:
+    """Link to a rule's page: under `base` (setting docsBaseUrl / docs-base-url) when given,
+    else a file:// URI of the page installed with the package."""
+    if base:
+        return f"{base.rstrip('/')}/{code}.md"
+    return (DOCS_DIR / f"{code}.md").as_uri()
 
 
 @dataclass(frozen=True)
@@ -27,13 +38,13 @@ class Rule:
     summary: str
     # Returns a Placement when this rule owns the assert `op`, else None.
     match: Callable[[Op], Placement | None]
-    # Whether stripping the assert keeps every observable behaviour (see docs/rules).
+    # Whether stripping the assert keeps every observable behaviour (see the rule's page in docs/).
     strip_is_safe: bool
 
     @property
     def doc_url(self) -> str:
-        return DOCS_URL.format(code=self.code)
+        return doc_url(self.code)
 
     @property
-    def doc_path(self) -> str:
-        return f"docs/rules/{self.code}.md"
+    def doc_path(self) -> Path:
+        return DOCS_DIR / f"{self.code}.md"

@@ -13,9 +13,10 @@ from typing import NamedTuple
 
 from lsprotocol import types
 
-from ..dispatch.compiler import CompilerError, find_compiler
+from ..dispatch.compiler import CompilerError, find_compiler, other_release_syntax
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.flags import profile_flags
+from ..rules import doc_url
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from . import guards
 from .options import DispatchOptions
@@ -25,6 +26,7 @@ DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
 DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR"
 DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR"
+OLDER_SYNTAX = "older IREE syntax"  # what the status bar and lens say when the compiler cannot read a file
 _SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 
@@ -124,12 +126,17 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
         if str(e) == "cancelled":
             return {"error": "cancelled: the document changed"}
         result = {"error": str(e), "version": version, "compile_errors": getattr(e, "diagnostics", [])}
+        syntax = other_release_syntax(result["compile_errors"])
+        if syntax is not None:  # not an error of the file: this compiler reads another release's syntax
+            result["unsupported_syntax"] = True
+            result["error"] = (f"n/a ({OLDER_SYNTAX}): iree-compile {own.compiler.version} cannot read "
+                               f"this file's IREE syntax ({syntax['message']})")
         with state.lock:
             state.results[uri] = (version, result)
             state.lenses.pop(uri, None)
         if interactive:
-            ls.in_loop(ls.window_show_message,
-                     types.ShowMessageParams(types.MessageType.Error, f"mlir-lsp: dispatch count: {e}"))
+            kind = types.MessageType.Info if syntax is not None else types.MessageType.Error
+            ls.in_loop(ls.window_show_message, types.ShowMessageParams(kind, f"mlir-lsp: dispatch count: {result['error']}"))
         _refresh_lenses(ls)
         if result["compile_errors"] or had_diagnostics:
             _publish(ls, uri)
@@ -219,6 +226,8 @@ def torch_diagnostics(ls, uri: str, version) -> list[types.Diagnostic]:
         r = ls.dispatch.results.get(uri)
     if not r or r[0] != version:
         return []
+    if r[1].get("unsupported_syntax"):
+        return [syntax_diagnostic(r[1])]
     out = compile_error_diagnostics(uri, r[1].get("compile_errors") or [])
     if not ls.settings.enabled("MLA004"):
         return out
@@ -229,8 +238,18 @@ def torch_diagnostics(ls, uri: str, version) -> list[types.Diagnostic]:
             message=mla004.message(src),
             severity=types.DiagnosticSeverity.Information, code="MLA004", source="mlir-lsp",
             code_description=types.CodeDescription(
-                href="https://github.com/mlir-lsp/mlir-lsp/blob/main/docs/rules/MLA004.md")))
+                href=doc_url("MLA004", ls.settings.docs_base_url))))
     return out
+
+
+def syntax_diagnostic(result: dict) -> types.Diagnostic:
+    """One note, at information severity, that the compiler cannot read the file's syntax (as the
+    parser diagnostics say it), instead of the compiler's error."""
+    e = other_release_syntax(result["compile_errors"]) or {"line": 1, "column": 1}
+    line, col = max((e["line"] or 1) - 1, 0), max((e["column"] or 1) - 1, 0)
+    return types.Diagnostic(range=types.Range(types.Position(line, col), types.Position(line, col + 1)),
+                            message=f"dispatch count {result['error']}; it is probably another IREE release's",
+                            severity=types.DiagnosticSeverity.Information, source="iree-compile")
 
 
 def compile_error_diagnostics(uri: str, errors: list[dict]) -> list[types.Diagnostic]:
@@ -283,6 +302,8 @@ def saved_dispatches(state: DispatchState, uri: str, version) -> int | None:
 
 
 def lens_title(result: dict) -> str:
+    if result.get("unsupported_syntax"):
+        return f"mlir-lsp: dispatches: n/a ({OLDER_SYNTAX})"
     if "error" in result:
         return f"mlir-lsp: dispatch count failed: {result['error'][:120]}"
     title = f"{result['flow_dispatches']} dispatches ({result['profile']})"

@@ -22,7 +22,7 @@ from ..dispatch.flags import split_flags
 from ..findings import FixMode
 
 SECTION = "mlirLsp"
-RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles")
+RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl")
 TRIGGERS = ("save", "idle", "manual")
 WHAT_IF_MODES = tuple(FixMode)
 MB = 1024 * 1024
@@ -65,7 +65,7 @@ class WorkspaceOptions:
 
 @dataclass(frozen=True)
 class ServerOptions:
-    rules: Settings = field(default_factory=Settings)  # select, ignore, severity, fixMode, profiles
+    rules: Settings = field(default_factory=Settings)  # select, ignore, severity, fixMode, profiles, docsBaseUrl
     parser_diagnostics: bool = _key("parserDiagnostics", default=True)
     dispatch: DispatchOptions = field(default_factory=DispatchOptions)
     workspace: WorkspaceOptions = field(default_factory=WorkspaceOptions)
@@ -104,6 +104,8 @@ def _rules(opts: dict, warn) -> Settings:
     rules = {k: v for k, v in opts.items() if k in RULE_KEYS}
     if "fixMode" in rules:
         rules["fix-mode"] = rules.pop("fixMode")
+    if "docsBaseUrl" in rules:
+        rules["docs-base-url"] = rules.pop("docsBaseUrl")
     try:
         return settings_from_mapping(rules, "mlirLsp settings")
     except ConfigError as e:
@@ -194,6 +196,7 @@ def as_json(o: ServerOptions) -> dict:
         "severity": {code: sev.value for code, sev in s.severity},
         "fixMode": s.fix_mode,
         "profiles": {name: {"flags": list(flags)} for name, flags in s.profiles},
+        "docsBaseUrl": s.docs_base_url,
         "parserDiagnostics": o.parser_diagnostics,
         "dispatch": {key: _plain(getattr(o.dispatch, name)) for key, name in keys(DispatchOptions).items()},
         "workspace": {key: getattr(o.workspace, name) for key, name in keys(WorkspaceOptions).items()},

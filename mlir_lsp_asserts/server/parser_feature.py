@@ -12,6 +12,8 @@ import threading
 
 from lsprotocol import types
 
+from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
+
 DEBOUNCE_SECONDS = 0.5
 # The parse runs through `iree.compiler.ir` (the parser and verifier of iree-base-compiler), not iree-opt.
 PARSER_SOURCE = "iree"
@@ -22,8 +24,6 @@ MAX_CHARS = 64 * 1024 * 1024
 # found by the fix soak): a crash there must not take the server with it.
 WORKER_TIMEOUT = 300
 LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
-UNKNOWN = re.compile(r"unknown .* type|unregistered dialect|Dialect `[^']*' not found|unknown attribute|"
-                     r"custom op '[^']*' is unknown|does not have a registered|unknown .* attribute", re.I)
 
 
 def real_diagnostics(text: str) -> list[types.Diagnostic]:
@@ -40,7 +40,7 @@ def real_diagnostics(text: str) -> list[types.Diagnostic]:
             m = LOC.search(str(d.location))
             line, col = (int(m.group(1)) - 1, int(m.group(2)) - 1) if m else (0, 0)
             msg = d.message
-            if UNKNOWN.search(msg):
+            if OTHER_RELEASE_SYNTAX.search(msg):
                 msg = (f"IREE's parser rejects this file: {msg}. It is probably another IREE release's syntax; "
                        "parser and verifier checks are skipped for it (mlir-lsp's own rules still run)")
                 sev = types.DiagnosticSeverity.Information

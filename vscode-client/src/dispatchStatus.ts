@@ -10,6 +10,8 @@ export interface WhatIf {
 
 export interface DispatchResult {
   error?: string;
+  // The compiler cannot read the file's IREE syntax (another release's): no count, not a failure.
+  unsupported_syntax?: boolean;
   flow_dispatches?: number;
   stream_dispatches?: number | null;
   profile?: string;
@@ -36,6 +38,9 @@ export function idleView(): StatusView {
 }
 
 export function resultView(r: DispatchResult): StatusView {
+  if (r.unsupported_syntax) {
+    return { text: "$(info) dispatches: n/a (older IREE syntax)", tooltip: `mlir-lsp: ${r.error ?? "no count"}`, isError: false };
+  }
   if (r.error !== undefined || r.flow_dispatches === undefined) {
     const err = r.error ?? "no count in the server's answer";
     return { text: "$(warning) dispatches: failed", tooltip: `mlir-lsp: dispatch count failed: ${err}\nClick to try again.`, isError: true };

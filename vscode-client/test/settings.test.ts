@@ -60,6 +60,12 @@ describe("status bar text", () => {
     assert.ok(e.isError && e.tooltip.includes("iree-compile not found"));
     assert.match(computingView("sdxl").text, /sync~spin/);
   });
+  it("says n/a, not failed, when the compiler cannot read the file's IREE syntax", () => {
+    const v = resultView({ error: "n/a (older IREE syntax): iree-compile 3.13 cannot read this file's IREE syntax (unknown Flow type: dispatch.tensor)", unsupported_syntax: true });
+    assert.equal(v.text, "$(info) dispatches: n/a (older IREE syntax)");
+    assert.equal(v.isError, false);
+    assert.match(v.tooltip, /unknown Flow type: dispatch\.tensor/);
+  });
 });
 
 describe("RestartPolicy", () => {
