@@ -32,21 +32,21 @@ SERVER = Path(sys.executable).parent / "mlir-lsp"
 pytestmark = [pytest.mark.slow, pytest.mark.vscode]
 
 
-def _missing() -> list[str]:
-    need = {"node 24 (make vscode-setup)": NODE24_BIN / "node", "code-server (make vscode-setup)": CODE_SERVER,
-            "the .vsix (make vscode-setup)": VSIX, "chromium (apt-get install chromium)": Path(CHROMIUM),
-            "playwright-core (make vscode-setup)": VSC / "node_modules" / "playwright-core", "mlir-lsp": SERVER}
-    return [what for what, p in need.items() if not p.exists()]
-
-
-@pytest.fixture(scope="module")
-def tools():
-    missing = _missing()
+def require(need: dict[str, Path]) -> None:
+    """Skip the test when one of these (what -> path) is missing; fail under CI."""
+    missing = [what for what, p in need.items() if not p.exists()]
     if missing:
         msg = "missing: " + ", ".join(missing)
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def tools():
+    require({"node 24 (make vscode-setup)": NODE24_BIN / "node", "code-server (make vscode-setup)": CODE_SERVER,
+             "the .vsix (make vscode-setup)": VSIX, "chromium (apt-get install chromium)": Path(CHROMIUM),
+             "playwright-core (make vscode-setup)": VSC / "node_modules" / "playwright-core", "mlir-lsp": SERVER})
 
 
 def _free_port() -> int:
