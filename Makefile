@@ -72,6 +72,8 @@ $(VSC)/node_modules/.installed: $(VSC)/package-lock.json $(NODE24)/bin/node
 	cd $(VSC) && $(VSC_ENV) npm ci --silent
 	@touch $@
 
+# The .vsix: tsc (strict) checks, esbuild bundles src/ with vscode-languageclient into the one
+# file it ships, dist/extension.js (package.json: vscode:prepublish, bundle; .vscodeignore).
 $(VSIX): $(VSC)/node_modules/.installed $(VSC)/package.json $(VSC)/tsconfig.json $(VSC)/language-configuration.json \
 		$(VSC)/.vscodeignore $(VSC)/README.md $(wildcard $(VSC)/src/*.ts)
 	cd $(VSC) && $(VSC_ENV) npm run --silent package

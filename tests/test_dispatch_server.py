@@ -1,8 +1,10 @@
-"""The server's dispatch features with the real iree-compile: attribution lenses,
-`mlirLsp/dispatchIR` / `mlirLsp.showDispatchIR`, compiler errors as diagnostics."""
+"""The server's dispatch features with the real iree-compile: attribution lenses and their
+refresh when a count finishes, `mlirLsp/dispatchIR` / `mlirLsp.showDispatchIR`, compiler errors
+as diagnostics."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import SEED
+from tests.reliability_lsp import lsp_server, open_and_wait
 from tests.test_dispatch_count import REPRO
 
 
@@ -108,3 +111,40 @@ async def test_a_file_in_an_older_iree_syntax_gets_one_note_not_a_failure(client
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(types.TextDocumentIdentifier(uri)))
     assert lenses[0].command.title == "mlir-lsp: dispatches: n/a (older IREE syntax)"
+
+
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.parametrize("client_name, refresh_support", [("visual-studio-code", True), ("neovim", False)])
+async def test_code_lenses_refreshed_when_a_count_finishes(tmp_path, client_name, refresh_support):
+    """The top code lens offers the count; run from it, the count ends with a
+    workspace/codeLens/refresh request, so that a client like VS Code asks for the lenses again
+    and shows the count. A client that does not declare refreshSupport (Neovim) gets none."""
+    async with lsp_server(tmp_path, client=client_name, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}) as lsp:
+        caps = lsp.capabilities.workspace.code_lens
+        assert bool(caps and caps.refresh_support) == refresh_support
+        refreshes = []
+        asked = asyncio.Event()
+
+        @lsp.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+        def _refresh(params):
+            refreshes.append(params)
+            asked.set()
+
+        uri = (tmp_path / "repro.mlir").as_uri()
+        await open_and_wait(lsp, uri, REPRO.read_text())
+
+        async def top_lens() -> types.Command:
+            lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+            return next(lens.command for lens in lenses if lens.range.start.line == 0)
+
+        ask = await top_lens()
+        assert ask.title == "mlir-lsp: count dispatches (iree-compile, default)" and not refreshes
+        result = await asyncio.wait_for(lsp.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=ask.command, arguments=ask.arguments)), 120)
+        assert result["flow_dispatches"] == 4
+        if refresh_support:
+            await asyncio.wait_for(asked.wait(), 60)
+        # Asked after the count (as VS Code does on the refresh): the lens has the count. The
+        # answer also comes after any refresh the count sent, so none came for Neovim's caps.
+        assert (await top_lens()).title == "4 dispatches (default), 3 with the asserts removed (-1)"
+        assert refreshes == ([None] if refresh_support else [])

@@ -32,21 +32,21 @@ SERVER = Path(sys.executable).parent / "mlir-lsp"
 pytestmark = [pytest.mark.slow, pytest.mark.vscode]
 
 
-def _missing() -> list[str]:
-    need = {"node 24 (make vscode-setup)": NODE24_BIN / "node", "code-server (make vscode-setup)": CODE_SERVER,
-            "the .vsix (make vscode-setup)": VSIX, "chromium (apt-get install chromium)": Path(CHROMIUM),
-            "playwright-core (make vscode-setup)": VSC / "node_modules" / "playwright-core", "mlir-lsp": SERVER}
-    return [what for what, p in need.items() if not p.exists()]
-
-
-@pytest.fixture(scope="module")
-def tools():
-    missing = _missing()
+def require(need: dict[str, Path]) -> None:
+    """Skip the test when one of these (what -> path) is missing; fail under CI."""
+    missing = [what for what, p in need.items() if not p.exists()]
     if missing:
         msg = "missing: " + ", ".join(missing)
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def tools():
+    require({"node 24 (make vscode-setup)": NODE24_BIN / "node", "code-server (make vscode-setup)": CODE_SERVER,
+             "the .vsix (make vscode-setup)": VSIX, "chromium (apt-get install chromium)": Path(CHROMIUM),
+             "playwright-core (make vscode-setup)": VSC / "node_modules" / "playwright-core", "mlir-lsp": SERVER})
 
 
 def _free_port() -> int:
@@ -76,6 +76,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     seed, repro = ws / SEED.name, ws / REPRO.name
     shutil.copyfile(SEED, seed)
     shutil.copyfile(REPRO, repro)
+    on_request = ws / "on_request.mlir"  # counted only when asked (step 7 of the driver)
+    shutil.copyfile(REPRO, on_request)
     bytecode = ws / "hoisted_gather.mlirbc"
     subprocess.run([str(SERVER.parent / "iree-opt"), "--emit-bytecode", str(REPRO), "-o", str(bytecode)],
                    check=True, capture_output=True, timeout=120)
@@ -139,7 +141,7 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
         ARTIFACTS.mkdir(parents=True)
         print(f"\nscreenshots: {ARTIFACTS}")
         cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1,
-               "repro": str(repro), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
+               "repro": str(repro), "onRequest": str(on_request), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
                "findingsAfterFix": len(left), "bytecode": str(bytecode),
                "settingsFile": str(settings_file)}
         drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
@@ -172,6 +174,10 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert len([r for r in seen["problemsAfterFix"] if "MLA001" in r]) == len(left), seen["problemsAfterFix"]
     # The repro: 4 dispatches, 3 with the asserts removed.
     assert "4 dispatches" in seen["statusBar"] and "what-if 3" in seen["statusBar"] and "-1" in seen["statusBar"], seen["statusBar"]
+    # The code lens at the top of the file says the same once the count finishes, with nobody
+    # touching the document (the server's workspace/codeLens/refresh), not "count dispatches".
+    assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["codeLenses"], seen["codeLenses"]
+    assert not any("count dispatches" in lens for lens in seen["codeLenses"]), seen["codeLenses"]
     # The dispatch-creation IR in a read-only editor (or, while the server has no such request,
     # the server's own error message), and the bytecode file as text.
     ir = seen["dispatchIR"]
@@ -179,10 +185,15 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert "cf.assert" in seen["bytecodeText"] and "linalg.generic" in seen["bytecodeText"], seen["bytecodeText"]
     # mlirLsp.ignore changed in the user settings: the server dropped MLA001 (no restart).
     assert not any("MLA001" in r for r in seen["problemsIgnored"]), seen["problemsIgnored"]
+    # A count asked for from the code lens (trigger manual): the lens shows it when it finishes.
+    assert any("count dispatches" in lens for lens in seen["lensesBeforeCount"]), seen["lensesBeforeCount"]
+    assert "4 dispatches" in seen["statusBarOnRequest"], seen["statusBarOnRequest"]
+    assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["lensesAfterCount"], seen["lensesAfterCount"]
+    assert not any("count dispatches" in lens for lens in seen["lensesAfterCount"]), seen["lensesAfterCount"]
     assert exthost, "no mlir-lsp output channel log"
     starts = [ln for ln in exthost[0].read_text().splitlines() if ln.startswith("[server] /")]
     assert len(starts) == 1, starts  # started once: no crash, no restart for the settings change
     for name in ("1-seed-problems", "2-quick-fix-menu", "3-seed-fixed", "4-repro-dispatch-count", "5-dispatch-ir",
-                 "6-bytecode-as-text", "7-settings-ignore-mla001"):
+                 "6-bytecode-as-text", "7-settings-ignore-mla001", "8-code-lens-count"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end: {time.monotonic() - t_start:.1f} s")

@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["out/**", "node_modules/**", ".e2e/**", "eslint.config.mjs"] },
+  { ignores: ["out/**", "dist/**", "node_modules/**", ".e2e/**", "eslint.config.mjs"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -1,6 +1,6 @@
 // End-to-end driver: a headless chromium (Debian's) on a running code-server with the packaged
 // extension. Called by tests/test_vscode_e2e.py with one JSON argument:
-//   {url, seed, seedLine, repro, artifacts, chromium}
+//   {url, seed, seedLine, repro, onRequest, artifacts, chromium, ...}
 // Prints one JSON line with what it saw; the Python test checks it and the file on disk.
 import { chromium } from "playwright-core";
 import * as fs from "node:fs";
@@ -53,6 +53,12 @@ async function problems() {
   // The Problems panel's rows (the file row, one per marker, one per related location), as text.
   const rows = await page.locator(".markers-panel .monaco-list-row").allInnerTexts();
   return rows.map((r) => r.replace(/\s+/g, " ").trim());
+}
+
+async function codeLenses() {
+  // The code lenses of the visible editor lines, as text.
+  const lenses = await page.locator(".monaco-editor .codelens-decoration").allInnerTexts();
+  return lenses.map((t) => t.replace(/\s+/g, " ").trim()).filter((t) => t);
 }
 
 try {
@@ -126,6 +132,12 @@ try {
   await item.first().waitFor({ timeout: 120000 });
   seen.statusBar = (await item.first().innerText()).trim();
   log(`status bar: ${seen.statusBar}`);
+  // The code lens at the top shows the same count without the document being touched (the
+  // server asks for a code lens refresh when a count finishes); what the lenses say is recorded.
+  const countLens = page.locator(".monaco-editor .codelens-decoration", { hasText: /^\d+ dispatch/ });
+  await countLens.first().waitFor({ timeout: 60000 }).catch(() => log("no code lens with the count"));
+  seen.codeLenses = await codeLenses();
+  log(`code lenses: ${JSON.stringify(seen.codeLenses)}`);
   await shot(page, "4-repro-dispatch-count");
 
   // 4. Show the dispatch-creation IR: a read-only editor, or the server's error message.
@@ -156,7 +168,8 @@ try {
   await editor.click();
   await page.keyboard.press("Control+A");
   await page.keyboard.press("Delete");
-  await page.keyboard.insertText(JSON.stringify({ ...settings, "mlirLsp.ignore": ["MLA001"] }));
+  // Counting only on request from here on (step 7 asks for one from the code lens).
+  await page.keyboard.insertText(JSON.stringify({ ...settings, "mlirLsp.ignore": ["MLA001"], "mlirLsp.dispatch.trigger": "manual" }));
   await page.keyboard.press("Control+S");
   const t3 = Date.now();
   while (Date.now() - t3 < 10000 && !fs.readFileSync(cfg.settingsFile, "utf8").includes("mlirLsp.ignore")) {
@@ -170,6 +183,24 @@ try {
     await page.waitForTimeout(250);
   }
   await shot(page, "7-settings-ignore-mla001");
+
+  // 7. With the trigger manual, a file opens uncounted: its code lens offers the count. Clicked,
+  // the count runs; the lens then shows it (the server's code lens refresh), nothing typed.
+  await page.keyboard.press("Escape"); // closes the settings editor if it floats (a modal editor)
+  await page.locator(".monaco-modal-editor-block").waitFor({ state: "detached" });
+  await openFile(path.basename(cfg.onRequest));
+  await page.locator(".statusbar-item", { hasText: "dispatches: ?" }).first().waitFor();
+  const askLens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "count dispatches" }).first();
+  await askLens.waitFor();
+  seen.lensesBeforeCount = await codeLenses();
+  await askLens.click();
+  const counted = page.locator(".statusbar-item", { hasText: /\d+ dispatch/ }).first();
+  await counted.waitFor({ timeout: 120000 });
+  seen.statusBarOnRequest = (await counted.innerText()).trim();
+  await countLens.first().waitFor({ timeout: 60000 }).catch(() => log("the code lens still offers the count"));
+  seen.lensesAfterCount = await codeLenses();
+  log(`code lenses: ${JSON.stringify(seen.lensesBeforeCount)} -> ${JSON.stringify(seen.lensesAfterCount)}`);
+  await shot(page, "8-code-lens-count");
   seen.ok = true;
 } catch (e) {
   seen.ok = false;
