@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         from .settings_schema import show_settings
 
         return show_settings()
+    if args.list_profiles:
+        from .dispatch_cli import run_list_profiles
+
+        return run_list_profiles(args)
     if args.dispatch_count:
         from .dispatch_cli import run_dispatch_count
 
