@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import REPRO, SEED, assert_spans_inside, run_cli, write
+from conftest import REPRO, assert_spans_inside, run_cli, write
 from mlir_lsp_asserts.check import MAX_SYNTAX_ISSUES, check_text
 from mlir_lsp_asserts.syntax.reader import Reader
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MODELS, REPO, REPRO, SEED, assert_spans_inside, expected_code, real_asserts
+from conftest import MODELS, REPO, assert_spans_inside, expected_code, real_asserts
 from mlir_lsp_asserts.check import check_text
 from mlir_lsp_asserts.config import Settings
 from mlir_lsp_asserts.rules import RULES, RULES_BY_CODE, Severity

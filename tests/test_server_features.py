@@ -299,7 +299,6 @@ def test_no_compile_outlives_a_server_whose_client_vanishes(tmp_path):
         assert compiles, "the dispatch count did not start"
         assert all(_alive(p) for p in compiles)
         server.stdin.close()  # the editor is gone: no shutdown, no exit
-        closed = time.monotonic()
         server.wait(timeout=10)  # at once, not after the compile (~6 s and more) ends
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline and any(_alive(p) for p in compiles):

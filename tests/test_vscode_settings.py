@@ -100,3 +100,13 @@ def test_extension_commands_do_not_reuse_the_server_command_ids():
     pkg = json.loads((REPO / "vscode-client" / "package.json").read_text())
     mine = {c["command"] for c in pkg["contributes"]["commands"]}
     assert not mine & server_ids, mine & server_ids
+
+
+def test_package_json_suggests_every_builtin_profile():
+    from mlir_lsp_asserts.dispatch.flags import BUILTIN_PROFILES
+
+    props = json.loads((REPO / "vscode-client" / "package.json").read_text())["contributes"]["configuration"]["properties"]
+    setting = props["mlirLsp.dispatch.profile"]
+    assert setting["examples"] == list(BUILTIN_PROFILES)
+    for name in BUILTIN_PROFILES:
+        assert f"`{name}`" in setting["markdownDescription"], name

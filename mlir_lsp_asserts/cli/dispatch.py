@@ -10,7 +10,7 @@ import time
 from ..dispatch.budget import BaselineError, judge, load_baseline, save_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.flags import profile_flags, split_flags
+from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
 
@@ -19,7 +19,10 @@ def add_arguments(p) -> None:
     d = p.add_argument_group("dispatch count")
     d.add_argument("--dispatch-count", action="store_true",
                    help="compile with iree-compile (gfx942 by default) and print the dispatch counts")
-    d.add_argument("--profile", default="default", help="flag profile: default, sdxl, or one from the config")
+    d.add_argument("--profile", default="default",
+                   help=f"flag profile: {', '.join(BUILTIN_PROFILES)} or one from the config (see --list-profiles)")
+    d.add_argument("--list-profiles", action="store_true",
+                   help="print each profile's name, target and iree-compile flags (--output-format json too)")
     d.add_argument("--flags", default=None, help="extra iree-compile flags (one string, shell quoting)")
     d.add_argument("--what-if", action="store_true", help="also count with all safe fixes applied")
     d.add_argument("--what-if-mode", choices=("strip", "assume"), default=None,
@@ -150,6 +153,21 @@ def run_dispatch_count(args) -> int:
     if errors:
         return 2
     return 1 if failed else 0
+
+
+def run_list_profiles(args) -> int:
+    import shlex
+
+    profiles = list_profiles(_user_profiles(args))
+    if args.output_format == "json":
+        print(json.dumps(profiles, indent=2))
+        return 0
+    rows = [(p["name"] + (" (config)" if p["source"] == "config" else ""), p["target"], shlex.join(p["flags"]))
+            for p in profiles]
+    name_w, target_w = (max(len(r[i]) for r in rows) for i in (0, 1))
+    for name, target, flags in rows:  # the flags quoted for a shell (or --flags)
+        print(f"{name:<{name_w}}  {target:<{target_w}}  {flags}")
+    return 0
 
 
 def compile_error_lines(path: str, diagnostics: list[dict], limit: int = 20) -> list[str]:

@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         return show_settings()
     if args.explain is not None:
         return explain_rule(args.explain, args.output_format)
+    if args.list_profiles:
+        from .dispatch import run_list_profiles
+
+        return run_list_profiles(args)
     if args.dispatch_count:
         from .dispatch import run_dispatch_count
 

@@ -32,7 +32,7 @@ from .compiler import (
     known_flags,
     parse_diagnostics,
 )
-from .flags import FlagReport, translate
+from .flags import FlagReport, target_of, translate
 
 SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
@@ -45,6 +45,7 @@ class Counts:
     seconds: float = 0.0
     dispatches: list[dict] | None = None  # with attribution: see attribution.dispatch_sites
     ir: str | None = None  # the dispatch-creation output in the cache, when kept
+    untargeted: list[str] = field(default_factory=list)  # see untargeted_executables
 
 
 @dataclass
@@ -102,6 +103,16 @@ def workgroups_ops(text: str) -> list[tuple[str, int]]:
                 out.append((key, pos))
         pos = text.find(literal, pos + 1)
     return out
+
+
+UNTARGETED = re.compile(r'#hal\.executable\.target<"([\w-]+)", "[\w-]+">')
+
+
+def untargeted_executables(ir: str) -> list[str]:
+    """Backends of executable targets that came out with no configuration at all: the compiler
+    does not know the chip the flags name (IREE 3.13 and `--iree-cuda-target=sm_90`, or a typo
+    such as `sm_9999`, which CUDA accepts until codegen fails with "missing GPU target")."""
+    return sorted(set(UNTARGETED.findall(ir)))
 
 
 def is_torch_input(text: str) -> bool:
@@ -242,7 +253,8 @@ class DispatchCounter:
             self._last_ir[key] = ir
             while len(self._last_ir) > 2:
                 self._last_ir.pop(next(iter(self._last_ir)))
-        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites, str(final) if final is not None else None)
+        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites, str(final) if final is not None else None,
+                        untargeted_executables(ir))
         self._store(key, {k: v for k, v in asdict(counts).items() if k != "seconds"})
         if final is not None:
             _prune(final.parent, IR_FILES_KEPT)
@@ -433,6 +445,11 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
         if wi is not None and a.dispatches is not None:
             fixed_described = describe(a.dispatches, lines, memo=memo)
             wi["only_because_of_asserts"] = only_because_of_asserts(described, fixed_described, removed)
+    warnings = list(rep.warnings)
+    if b.untargeted:
+        warnings.append(f"iree-compile {counter.compiler.version} knows no details of the chip these flags name "
+                        f"({target_of(fl)}; {', '.join(b.untargeted)} executables without a configuration): the "
+                        f"dispatches are formed without them, and a full compile fails (\"missing GPU target\")")
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
                    wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
-                   warnings=list(rep.warnings), attribution=attr)
+                   warnings=warnings, attribution=attr)

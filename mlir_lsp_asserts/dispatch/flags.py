@@ -10,7 +10,17 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+# Targets, as IREE 3.13 names them (each checked by a compile of the repro in the tests).
 TARGET_GFX942 = ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx942")
+TARGET_GFX90A = ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx90a")
+TARGET_GFX1100 = ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx1100")
+TARGET_SM80 = ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80")
+# IREE 3.13's table of GPU details has no sm_90: dispatches are formed without them and a full
+# compile fails ("missing GPU target"); the count says so (count.untargeted_executables).
+TARGET_SM90 = ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_90")
+# `host`: the CPU of the machine that compiles, so a count may differ between machines.
+TARGET_CPU_HOST = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                   "--iree-llvmcpu-target-cpu=host")
 
 # The SDXL CLIP flag set of IREE's SDXL report/test (clip_rocm.json) as it exists in IREE 3.13.
 SDXL_FLAGS = (
@@ -28,9 +38,15 @@ SDXL_FLAGS = (
     "iree-preprocessing-pad-to-intrinsics{pad-target-type=conv})",
 )
 
+# The names `default` and `sdxl` are a contract (settings, baselines); new targets get new names.
 BUILTIN_PROFILES: dict[str, tuple[str, ...]] = {
     "default": TARGET_GFX942,
     "sdxl": TARGET_GFX942 + SDXL_FLAGS,
+    "rocm-gfx90a": TARGET_GFX90A,
+    "rocm-gfx1100": TARGET_GFX1100,
+    "cuda-sm80": TARGET_SM80,
+    "cuda-sm90": TARGET_SM90,
+    "cpu-host": TARGET_CPU_HOST,
 }
 
 # Whole-flag renames (old `name=value` -> new), then prefix renames.
@@ -113,3 +129,27 @@ def profile_flags(profile: str, user_profiles: dict[str, list[str]] | None = Non
         return list(BUILTIN_PROFILES[profile])
     known = sorted(set(BUILTIN_PROFILES) | set(user_profiles or {}))
     raise ValueError(f"unknown dispatch profile {profile!r} (known: {', '.join(known)})")
+
+
+# Flags that name the target, in the order a target is described.
+_TARGET_FLAGS = ("iree-hal-target-device", "iree-hal-target-backends", "iree-hal-local-target-device-backends",
+                 "iree-rocm-target", "iree-hip-target", "iree-rocm-target-chip", "iree-cuda-target",
+                 "iree-llvmcpu-target-cpu", "iree-llvmcpu-target-triple")
+
+
+def target_of(flags: list[str] | tuple[str, ...]) -> str:
+    """The target that `flags` name, e.g. `hip gfx942`, `local llvm-cpu host` (or `?`)."""
+    values = {}
+    for flag in flags:
+        name = _name(flag)
+        if name in _TARGET_FLAGS and "=" in flag:
+            values[name] = flag.split("=", 1)[1]  # the last one wins, as in iree-compile
+    return " ".join(values[n] for n in _TARGET_FLAGS if n in values) or "?"
+
+
+def list_profiles(user_profiles: dict[str, list[str]] | None = None) -> list[dict]:
+    """Every profile a run can name: the built-in ones, then the config's (which win by name)."""
+    user = user_profiles or {}
+    names = list(BUILTIN_PROFILES) + sorted(set(user) - set(BUILTIN_PROFILES))
+    return [{"name": n, "source": "config" if n in user else "builtin", "target": target_of(profile_flags(n, user)),
+             "flags": profile_flags(n, user)} for n in names]
