@@ -15,6 +15,7 @@ not by pygls's workspace, whose per-change rebuild of the whole text costs 300 m
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import inspect
 import json
@@ -190,6 +191,23 @@ server = MlirLspServer()
 
 
 # -- settings ---------------------------------------------------------------------------------
+@functools.cache
+def _top_level_keys() -> frozenset[str]:
+    from ..settings_schema import server_settings_defaults
+
+    return frozenset(server_settings_defaults()) | {"fix-mode", "fix_mode"}
+
+
+def _section(options: dict):
+    """The `mlirLsp` settings in `options`: its `mlirLsp` entry, else the options themselves when
+    they are the section (a pulled section, flat initializationOptions); None when they hold
+    nothing for us: Eglot's `{}` after connecting, or only other servers' sections. Those must not
+    reset the settings that came with initialize."""
+    if SETTINGS_SECTION in options:
+        return options[SETTINGS_SECTION]
+    return options if _top_level_keys() & set(options) else None
+
+
 def apply_options(ls: MlirLspServer, options) -> bool:
     """Apply the `mlirLsp` settings (from initializationOptions or workspace/configuration).
     A bad value gets a message and its default; returns whether anything was applied."""
@@ -197,7 +215,9 @@ def apply_options(ls: MlirLspServer, options) -> bool:
         if options not in ([], None, ""):
             ls.warn(f"settings must be an object, not {type(options).__name__}; using defaults")
         return False
-    opts = options.get(SETTINGS_SECTION, options)
+    opts = _section(options)
+    if opts is None:
+        return False
     if not isinstance(opts, dict):  # e.g. an empty Lua table arrives as []
         if opts not in ([], None, ""):
             ls.warn(f"settings must be an object, not {type(opts).__name__}; using defaults")
