@@ -144,3 +144,12 @@ def test_emacs_eglot_diagnostics_code_action_save_and_stop(tmp_path):
     check = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts", "--check", "--select", "MLA001", str(f)],
                            capture_output=True, text=True)
     assert check.stdout.count("MLA001") == 2  # the other gather is still there
+
+
+@pytest.mark.skipif(EMACS is None, reason="emacs not installed (Debian: apt-get install emacs-nox elpa-eglot)")
+def test_emacs_config_byte_compiles_without_warnings(tmp_path):
+    src = tmp_path / "mlir-lsp.el"
+    shutil.copyfile(ROOT / "editors" / "emacs" / "mlir-lsp.el", src)
+    p = subprocess.run([EMACS, "--batch", "--eval", "(setq byte-compile-error-on-warn t)",
+                        "-f", "batch-byte-compile", str(src)], capture_output=True, text=True)
+    assert p.returncode == 0 and "Warning" not in p.stderr, p.stderr

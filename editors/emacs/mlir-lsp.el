@@ -63,7 +63,7 @@ Keys: :select, :ignore (vectors of rule codes), :severity (:MLA003 \"warning\"),
        . font-lock-type-face)
       (,(rx symbol-start (+ (any lower "_")) (+ "." (+ (any alnum "_"))) symbol-end)
        . font-lock-keyword-face))
-    "Highlighting of `mlir-mode': SSA values, symbols, blocks, types, attributes, op names.")
+    "Highlighting of `mlir-mode': SSA values, symbols, blocks, types, op names.")
 
   (define-derived-mode mlir-mode prog-mode "MLIR"
     "Major mode for MLIR's textual form (defined by mlir-lsp.el)."
@@ -74,13 +74,15 @@ Keys: :select, :ignore (vectors of rule codes), :severity (:MLA003 \"warning\"),
 (add-to-list 'auto-mode-alist '("\\.mlir\\'" . mlir-mode))
 
 (defun mlir-lsp-eglot-contact (&optional _interactive)
-  "The eglot contact: `mlir-lsp-command' and `mlir-lsp-settings' as initializationOptions."
+  "The eglot contact: `mlir-lsp-command', with `mlir-lsp-settings' as init options."
   (append mlir-lsp-command
           (list :initializationOptions (list :mlirLsp (or mlir-lsp-settings #s(hash-table))))))
 
+(defvar eglot-server-programs)
 (with-eval-after-load 'eglot
   (add-to-list 'eglot-server-programs '(mlir-mode . mlir-lsp-eglot-contact)))
 
+(declare-function eglot-ensure "eglot")
 (defun mlir-lsp-maybe-start ()
   "Start eglot in this buffer when `mlir-lsp-auto-start' is set."
   (when (and mlir-lsp-auto-start (require 'eglot nil t))
