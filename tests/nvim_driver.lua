@@ -1,10 +1,19 @@
--- Driven by tests/test_nvim_e2e.py: load the shipped config, then check, fix, write, re-check.
-dofile(vim.env.MLIR_LSP_CONFIG)
+-- Driven by tests/test_nvim_e2e.py: the shipped config is loaded (by init.lua, or here from
+-- $MLIR_LSP_CONFIG), then check, fix, write, re-check.
+if vim.env.MLIR_LSP_CONFIG then dofile(vim.env.MLIR_LSP_CONFIG) end
 local out = {}
 local function finish()
   local f = io.open(vim.env.NVIM_RESULT, "w"); f:write(table.concat(out, "\n") .. "\n"); f:close()
 end
 local function log(k, v) out[#out + 1] = k .. "=" .. tostring(v); finish() end
+
+local function severities(diags)
+  local names = {}
+  for _, d in ipairs(diags) do
+    if d.code == "MLA001" then names[#names + 1] = vim.diagnostic.severity[d.severity] end
+  end
+  return table.concat(names, ",")
+end
 
 function Run()
   local ok_, err_ = pcall(Steps)
@@ -19,6 +28,8 @@ function Steps()
   local diags = vim.diagnostic.get(buf)
   log("filetype", vim.bo[buf].filetype)
   log("diagnostics_on_open", #vim.tbl_filter(function(d) return d.code == "MLA001" end, diags))
+  log("severities_on_open", severities(diags))
+  log("fix_all_command", vim.fn.exists(":MlirFixAll") == 2)
   local first = diags[1]
   for _, d in ipairs(diags) do if d.lnum < first.lnum then first = d end end
   vim.api.nvim_win_set_cursor(0, { first.lnum + 1, first.col })
@@ -35,6 +46,7 @@ function Steps()
   vim.cmd("write")
   vim.wait(10000, function() return #vim.tbl_filter(function(d) return d.code == "MLA001" end, vim.diagnostic.get(buf)) == 2 end, 50)
   log("diagnostics_after_fix", #vim.tbl_filter(function(d) return d.code == "MLA001" end, vim.diagnostic.get(buf)))
+  log("severities_after_fix", severities(vim.diagnostic.get(buf)))
   for _, c in ipairs(vim.lsp.get_clients({ bufnr = buf })) do
     c:stop()
   end

@@ -92,6 +92,8 @@ async def test_seed_diagnostics_and_assume_quick_fix(client: LanguageClient):
     assert "mlir-lsp (MLA001): rewrite to util.assume.int <umin = 0, umax = 76>" in titles
     assume = next(a for a in actions if "util.assume.int <umin" in a.title)
     assert assume.is_preferred
+    # the others carry no isPreferred at all: Eglot takes `false` for set and offers the first
+    assert [a.title for a in actions if a.is_preferred is not None] == [assume.title]
     edits = (await resolved(client, assume)).edit.document_changes[0].edits
     new_text = apply(text, edits)
     assert "%assumed_5 = util.assume.int %5<umin = 0, umax = 76> : index" in new_text

@@ -51,10 +51,13 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
                 continue
             has_assume = any(x.mode == FixMode.ASSUME for x in f.fixes)
             for fix in f.fixes:
+                preferred = (fix.applicability == Applicability.SAFE
+                             and fix.mode == (FixMode.ASSUME if has_assume else FixMode.STRIP))
+                # isPreferred only where true: Eglot reads `false` (:json-false) as set and would
+                # offer the first action as its default
                 action = types.CodeAction(
                     title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic(doc.uri, f, line0)],
-                    is_preferred=fix.applicability == Applicability.SAFE
-                    and fix.mode == (FixMode.ASSUME if has_assume else FixMode.STRIP))
+                    is_preferred=True if preferred else None)
                 if lazy:
                     action.data = {"uri": doc.uri, "version": doc.version, "piece": i, "op": f.op_start,
                                    "mode": fix.mode}

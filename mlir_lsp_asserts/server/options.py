@@ -85,7 +85,9 @@ def read_options(options, current: ServerOptions, warn: Callable[[str], None],
         if options not in ([], None, ""):
             warn(f"settings must be an object, not {type(options).__name__}; using defaults")
         return None
-    opts = options.get(SECTION, options)
+    opts = _section(options)
+    if opts is None:
+        return None
     if not isinstance(opts, dict):  # e.g. an empty Lua table arrives as []
         if opts not in ([], None, ""):
             warn(f"settings must be an object, not {type(opts).__name__}; using defaults")
@@ -98,6 +100,20 @@ def read_options(options, current: ServerOptions, warn: Callable[[str], None],
     return ServerOptions(rules=_rules(opts, warn), parser_diagnostics=parser,
                          dispatch=_dispatch(opts, current.dispatch, warn, refuse_compiler),
                          workspace=_workspace(opts, current.workspace, warn))
+
+
+def _top_level_keys() -> frozenset[str]:
+    return frozenset(RULE_KEYS) | frozenset(defaults_json())
+
+
+def _section(options: dict):
+    """The `mlirLsp` settings in `options`: its `mlirLsp` entry, else the options themselves when
+    they are the section (a pulled section, flat initializationOptions); None when they hold
+    nothing for us: Eglot's `{}` right after connecting, or only other servers' sections. Those
+    must not reset the settings that came with initialize."""
+    if SECTION in options:
+        return options[SECTION]
+    return options if _top_level_keys() & set(options) else None
 
 
 def _rules(opts: dict, warn) -> Settings:
