@@ -7,6 +7,7 @@ core, the way ruff keeps its CLI apart from `ruff_linter`.
     watch.py       `--watch`: check again when a file changes
     output.py      output formats (concise, full, json, json-lines, github, sarif, junit)
     dispatch.py    `--dispatch-count`: counts, what-if, budgets and baselines
+    dispatch_diff.py  `--dispatch-diff`: the dispatches one compile has and another has not, and why
 """
 
 from .main import main

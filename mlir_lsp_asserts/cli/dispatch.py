@@ -7,9 +7,11 @@ import sys
 import threading
 import time
 
-from ..dispatch.budget import BaselineError, judge, load_baseline, save_baseline
+from ..check import check_text
+from ..dispatch.budget import Baseline, BaselineError, judge, load_baseline, save_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
+from ..dispatch.diff import Side, compact, diff, entry_text, expand, mark_asserts
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
@@ -87,7 +89,11 @@ def run_dispatch_count(args) -> int:
             print(f"mlir-lsp: error: {e}", file=sys.stderr)
             return 2
     counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
+    # a baseline that stores attribution can explain a count over it; --update-baseline stores it
+    explainable = baseline is not None and any(baseline.stored(p, args.profile) for p in args.paths)
+    with_attribution = args.attribution or explainable or bool(args.update_baseline and args.baseline)
     results, errors, failed = [], 0, False
+    stored: dict[str, dict] = {}
     fmt = args.output_format or "concise"
     interactive = sys.stderr.isatty()
     for path in args.paths:
@@ -98,7 +104,7 @@ def run_dispatch_count(args) -> int:
             with _Spinner(path, interactive):
                 mode = args.what_if_mode or ("strip" if args.what_if else None)
                 pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream,
-                             attribution=args.attribution, input_path=None if src.is_bytecode else path)
+                             attribution=with_attribution, input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
             for line in compile_error_lines(path, getattr(e, "diagnostics", [])):
                 print(line, file=sys.stderr)
@@ -117,9 +123,22 @@ def run_dispatch_count(args) -> int:
             for src in pv.assert_sources:
                 print(f"{path}:{src['line']}:{src['column']}: {mla004.concise(src)}")
         results.append(pv)
-        for v in judge(path, args.profile, pv.flow_dispatches, args.max_dispatches, baseline):
+        verdicts = judge(path, args.profile, pv.flow_dispatches, args.max_dispatches,
+                         baseline.counts if baseline is not None else None)
+        for v in verdicts:
             print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
             failed |= not v.ok
+        if pv.attribution is not None:
+            lines = text.split("\n")
+            if not all(v.ok for v in verdicts) and baseline is not None:
+                for line in explain_over_baseline(pv, src.text, lines, baseline, args.baseline):
+                    print(line, file=sys.stderr)
+            if args.update_baseline:
+                stored[path] = compact(pv.attribution["dispatches"], lines)
+            if not args.attribution:  # asked for by the baseline only: not in the output
+                pv.attribution = None
+                if pv.what_if:
+                    pv.what_if["only_because_of_asserts"] = None
     fmt = args.output_format or "concise"
     if fmt == "json":
         print(json.dumps([r.as_json() for r in results], indent=2))
@@ -143,16 +162,42 @@ def run_dispatch_count(args) -> int:
                 print(extra)
     if args.update_baseline and args.baseline:
         try:
-            counts = load_baseline(args.baseline)
+            kept = load_baseline(args.baseline)
         except BaselineError:
-            counts = {}
+            kept = Baseline({})
         for r in results:
-            counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
-        save_baseline(args.baseline, counts)
+            kept.counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
+            if r.path in stored:
+                kept.attribution.setdefault(r.path, {})[r.profile] = stored[r.path]
+        try:
+            save_baseline(args.baseline, kept)
+        except OSError as e:
+            print(f"mlir-lsp: error: cannot write {args.baseline}: {e.strerror or e}", file=sys.stderr)
+            return 2
         print(f"mlir-lsp: wrote {args.baseline}", file=sys.stderr)
     if errors:
         return 2
     return 1 if failed else 0
+
+
+def explain_over_baseline(pv, text: str, lines: list[str], baseline: Baseline, baseline_path: str,
+                          limit: int = 20) -> list[str]:
+    """The dispatches a count over its baseline has that the baseline's attribution has not."""
+    stored = baseline.stored(pv.path, pv.profile)
+    golden = baseline.counts.get(pv.path, {}).get(pv.profile)
+    before = expand(stored, lines) if stored is not None else None
+    if before is None or golden is None:
+        return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
+                "--update-baseline to see which dispatches are new"]
+    cur = mark_asserts(Side("current", pv.path, pv.flow_dispatches, pv.per_function, pv.attribution["dispatches"],
+                            lines, pv.compiler_version, pv.profile), check_text(text, with_fixes=False).findings)
+    r = diff(cur, Side(f"baseline {baseline_path}", pv.path, golden, {}, before, None, None, pv.profile))
+    out = [f"{e['file']}:{e['location']['line']}:{e['location']['column']}: {entry_text(e, 'new', 'the baseline')}"
+           if e["location"] else f"{e['file']}: {entry_text(e, 'new', 'the baseline')}" for e in r["new"][:limit]]
+    if len(r["new"]) > limit:
+        out.append(f"mlir-lsp: ... {len(r['new']) - limit} more new dispatches (mlir-lsp --dispatch-diff "
+                   f"--against-baseline --baseline {baseline_path} {pv.path})")
+    return out
 
 
 def run_list_profiles(args) -> int:

@@ -62,9 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    from .dispatch import add_arguments
+    from . import dispatch, dispatch_diff
 
-    add_arguments(p)
+    dispatch.add_arguments(p)
+    dispatch_diff.add_arguments(p)
     return p
 
 
@@ -75,6 +76,15 @@ def _split_codes(values):
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except BrokenPipeError:  # `mlir-lsp ... | head`: the reader is gone, nothing more to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush of stdout is quiet too
+        return EXIT_ERROR
+
+
+def run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.show_settings:
         from ..server.options import show_settings
@@ -86,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         from .dispatch import run_list_profiles
 
         return run_list_profiles(args)
+    if args.dispatch_diff:
+        from .dispatch_diff import run_dispatch_diff
+
+        return run_dispatch_diff(args)
     if args.dispatch_count:
         from .dispatch import run_dispatch_count
 

@@ -138,43 +138,55 @@ def describe(dispatches: list[dict], source: str | list[str], remap=None, memo: 
     return out
 
 
-def only_because_of_asserts(base: list[dict], fixed: list[dict], removed: set[int] = frozenset()) -> list[dict]:
-    """The dispatches of `base` with no counterpart in `fixed` (both in the `describe` form, in
-    the same source's lines); lines the fix deleted do not count."""
-    def place(d):
-        return "util.initializer" if d["function"].startswith("util.initializer") else d["function"]
+def place(d: dict) -> str:
+    """Where a dispatch lives for matching: its function, or one place for all initializers
+    (hoisting renumbers them)."""
+    return "util.initializer" if d["function"].startswith("util.initializer") else d["function"]
 
-    def sig(d):
-        return frozenset(s["line"] for s in d["sources"] if s["line"] not in removed)
 
+def unmatched(a: list[dict], b: list[dict], sig_a, sig_b) -> tuple[list[int], list[int]]:
+    """Indices of the dispatches of `a` and of `b` with no counterpart on the other side.
+    `sig_a(d)`/`sig_b(d)`: a dispatch's source lines, in one numbering for both sides. Exact
+    signatures first, then the largest overlap within the same place."""
+    sa, sb = [sig_a(d) for d in a], [sig_b(d) for d in b]
     pending: dict[tuple, list[int]] = defaultdict(list)
-    for i, d in enumerate(fixed):
-        pending[(place(d), sig(d))].append(i)
-    left_base, used = [], set()
-    for i, d in enumerate(base):
-        bucket = pending.get((place(d), sig(d)))
+    for i, d in enumerate(b):
+        pending[(place(d), sb[i])].append(i)
+    left_a, used = [], set()
+    for i, d in enumerate(a):
+        bucket = pending.get((place(d), sa[i]))
         if bucket:
             used.add(bucket.pop())
         else:
-            left_base.append(i)
-    left_fixed = [i for i in range(len(fixed)) if i not in used]
-    if left_fixed and left_base and len(left_fixed) * len(left_base) <= MAX_FUZZY * MAX_FUZZY // 4:
+            left_a.append(i)
+    left_b = [i for i in range(len(b)) if i not in used]
+    if left_b and left_a and len(left_b) * len(left_a) <= MAX_FUZZY * MAX_FUZZY // 4:
         pairs = []
-        for bi in left_base:
-            bs = sig(base[bi])
-            for fi in left_fixed:
-                if place(fixed[fi]) == place(base[bi]):
-                    common = len(bs & sig(fixed[fi]))
+        for ai in left_a:
+            for bi in left_b:
+                if place(b[bi]) == place(a[ai]):
+                    common = len(sa[ai] & sb[bi])
                     if common:
-                        pairs.append((-common, bi, fi))
+                        pairs.append((-common, ai, bi))
         pairs.sort()
-        taken_b, taken_f = set(), set()
-        for _c, bi, fi in pairs:
-            if bi not in taken_b and fi not in taken_f:
+        taken_a, taken_b = set(), set()
+        for _c, ai, bi in pairs:
+            if ai not in taken_a and bi not in taken_b:
+                taken_a.add(ai)
                 taken_b.add(bi)
-                taken_f.add(fi)
-        left_base = [bi for bi in left_base if bi not in taken_b]
-    return [base[i] for i in left_base]
+        left_a = [i for i in left_a if i not in taken_a]
+        left_b = [i for i in left_b if i not in taken_b]
+    return left_a, left_b
+
+
+def only_because_of_asserts(base: list[dict], fixed: list[dict], removed: set[int] = frozenset()) -> list[dict]:
+    """The dispatches of `base` with no counterpart in `fixed` (both in the `describe` form, in
+    the same source's lines); lines the fix deleted do not count."""
+    def sig(d):
+        return frozenset(s["line"] for s in d["sources"] if s["line"] not in removed)
+
+    left, _ = unmatched(base, fixed, sig, sig)
+    return [base[i] for i in left]
 
 
 def by_source_line(attribution: dict | None) -> dict[int, list[str]]:

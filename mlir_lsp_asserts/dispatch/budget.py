@@ -2,21 +2,35 @@
 
 A baseline file holds golden counts per file and profile:
     {"version": 1, "counts": {"models/encoder.mlir": {"default": 1658}}}
+and, written by `--update-baseline` since version 2, the attribution of each count (see
+`diff.compact`), so that a run over its budget can say which dispatches are new and why:
+    {"version": 2, "counts": {...}, "attribution": {"models/encoder.mlir": {"default": {...}}}}
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class BaselineError(Exception):
     pass
 
 
-def load_baseline(path: str) -> dict[str, dict[str, int]]:
+@dataclass
+class Baseline:
+    counts: dict[str, dict[str, int]]
+    attribution: dict[str, dict[str, dict]] = field(default_factory=dict)  # file -> profile -> compact
+
+    def stored(self, path: str, profile: str) -> dict | None:
+        entry = self.attribution.get(path, {})
+        return entry.get(profile) if isinstance(entry, dict) else None
+
+
+def load_baseline(path: str) -> Baseline:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -27,17 +41,32 @@ def load_baseline(path: str) -> dict[str, dict[str, int]]:
     counts = data.get("counts") if isinstance(data, dict) else None
     if not isinstance(counts, dict):
         raise BaselineError(f"{path}: not a baseline file (expected {{\"version\": 1, \"counts\": {{...}}}})")
-    return counts
+    attribution = data.get("attribution")
+    return Baseline(counts, attribution if isinstance(attribution, dict) else {})
 
 
-def save_baseline(path: str, counts: dict[str, dict[str, int]]) -> None:
-    data = {"version": 1, "counts": {k: dict(sorted(v.items())) for k, v in sorted(counts.items())}}
+def save_baseline(path: str, baseline: Baseline) -> None:
+    """Written whole to a temporary file beside it, then moved over it: never half-written."""
+    data: dict = {"version": 2 if baseline.attribution else 1,
+                  "counts": {k: dict(sorted(v.items())) for k, v in sorted(baseline.counts.items())}}
+    text = json.dumps(data, indent=2)
+    if baseline.attribution:  # one line per file and profile: readable counts, a small file
+        rows = []
+        for file, profiles in sorted(baseline.attribution.items()):
+            inner = ",\n".join(f"      {json.dumps(p)}: {json.dumps(v, separators=(',', ':'))}"
+                               for p, v in sorted(profiles.items()))
+            rows.append(f"    {json.dumps(file)}: {{\n{inner}\n    }}")
+        text = text[:-2] + ',\n  "attribution": {\n' + ",\n".join(rows) + "\n  }\n}"
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".baseline.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass

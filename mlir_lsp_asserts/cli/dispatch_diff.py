@@ -1,0 +1,227 @@
+"""`mlir-lsp --dispatch-diff`: which dispatches one compile of a file has that another has not,
+from which source ops, and why. The front end of `dispatch/diff.py`.
+
+The two sides: the file as it is (`--compiler`, `--profile`, `--flags`) and the file compiled
+another way: another compiler (`--against-compiler`), other flags (`--against-flags`,
+`--against-profile`), another revision (`--against FILE2`, `--against-git REV`), or the
+attribution a baseline stores (`--against-baseline`, with `--baseline FILE`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from ..dispatch.budget import BaselineError, load_baseline
+from ..dispatch.compiler import CompilerError, find_compiler
+from ..dispatch.count import DispatchCounter
+from ..dispatch.diff import Side, compiled_side, diff, entry_text, expand
+from ..dispatch.flags import profile_flags, split_flags
+from ..source import SourceError, decode
+from .dispatch import _user_profiles
+from .output import _gh_escape
+
+FORMATS = ("concise", "full", "json", "github")
+CONCISE_SOURCES = 8
+
+
+def add_arguments(p) -> None:
+    d = p.add_argument_group("dispatch diff (--dispatch-diff FILE: the file as it is against ...)")
+    d.add_argument("--dispatch-diff", action="store_true",
+                   help="compare two compiles of each FILE: the dispatches only one side has, their source ops "
+                        "and causes (exit 1 when the file's side has more dispatches)")
+    d.add_argument("--against", metavar="FILE2", help="the other side compiles FILE2 (another revision of FILE)")
+    d.add_argument("--against-git", metavar="REV", help="the other side compiles FILE as of git revision REV")
+    d.add_argument("--against-baseline", action="store_true",
+                   help="the other side is the attribution stored in --baseline (written by --update-baseline)")
+    d.add_argument("--against-compiler", metavar="PATH", help="the other side uses this iree-compile")
+    d.add_argument("--against-flags", metavar="FLAGS", default=None,
+                   help="the other side's extra flags instead of --flags (one string, shell quoting)")
+    d.add_argument("--against-profile", metavar="NAME", default=None, help="the other side's profile")
+
+
+def _error(msg: str) -> int:
+    print(f"mlir-lsp: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _read(path: str) -> tuple[str, bool]:
+    with open(path, "rb") as f:
+        src = decode(f.read())
+    return src.text, src.is_bytecode
+
+
+def git_show(rev: str, path: str) -> str:
+    """FILE as of revision REV of the repository holding it (`git show REV:./FILE`)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    try:
+        r = subprocess.run(["git", "-C", folder, "show", f"{rev}:./{name}"], capture_output=True, timeout=120,
+                           check=False)
+    except FileNotFoundError:
+        raise OSError("git not found (needed by --against-git)") from None
+    except subprocess.TimeoutExpired:
+        raise OSError(f"git show {rev}:{path} did not finish in 120 s") from None
+    if r.returncode != 0:
+        msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OSError(f"git show {rev}:{name}: {msg[-1] if msg else f'exit {r.returncode}'}")
+    return decode(r.stdout).text
+
+
+def run_dispatch_diff(args) -> int:
+    fmt = args.output_format or "concise"
+    if fmt not in FORMATS:
+        return _error(f"--dispatch-diff prints {', '.join(FORMATS)}, not {fmt}")
+    if not args.paths:
+        return _error("--dispatch-diff needs a FILE")
+    texts = [x for x in (args.against, args.against_git, args.against_baseline or None) if x]
+    if len(texts) > 1:
+        return _error("--against, --against-git and --against-baseline exclude each other")
+    if not texts and not args.against_compiler and args.against_flags is None and args.against_profile is None:
+        return _error("--dispatch-diff needs the other side: --against FILE2, --against-git REV, --against-baseline, "
+                      "--against-compiler PATH, --against-flags FLAGS or --against-profile NAME")
+    if args.against and len(args.paths) != 1:
+        return _error("--against FILE2 compares one FILE")
+    if args.against_baseline and not args.baseline:
+        return _error("--against-baseline needs --baseline FILE.json")
+    try:
+        user = _user_profiles(args)
+        flags = profile_flags(args.profile, user) + (split_flags(args.flags) if args.flags else [])
+        other_extra = args.against_flags if args.against_flags is not None else args.flags
+        other_flags = (profile_flags(args.against_profile or args.profile, user)
+                       + (split_flags(other_extra) if other_extra else []))
+        compiler = find_compiler(args.compiler)
+        other_compiler = find_compiler(args.against_compiler) if args.against_compiler else compiler
+        baseline = load_baseline(args.baseline) if args.against_baseline else None
+    except (ValueError, CompilerError, BaselineError) as e:
+        return _error(str(e))
+    counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
+    other_counter = (counter.sibling() if other_compiler.path == compiler.path
+                     else DispatchCounter(other_compiler, timeout=args.timeout, disk_cache=not args.no_cache))
+    workers = 2 if (args.jobs or os.cpu_count() or 1) > 1 else 1
+    results, errors = [], 0
+    for path in args.paths:
+        try:
+            results.append(_one(args, path, flags, other_flags, counter, other_counter, baseline, workers))
+        except (OSError, SourceError, CompilerError, BaselineError) as e:
+            errors += 1
+            if isinstance(e, OSError) and e.filename and e.strerror:  # names the file it is about
+                print(f"mlir-lsp: error: {e.filename}: {e.strerror}", file=sys.stderr)
+            else:
+                print(f"mlir-lsp: error: {path}: {e}", file=sys.stderr)
+        except KeyboardInterrupt:
+            counter.cancel_all()
+            other_counter.cancel_all()
+            return 130
+    for r in results:
+        for side in ("current", "against"):
+            for n in r[side]["notes"]:
+                print(f"mlir-lsp: note: {r['path']} ({r[side]['label']}): {n}", file=sys.stderr)
+    if fmt == "json":
+        print(json.dumps(results, indent=2))
+    elif fmt == "github":
+        print("\n".join(line for r in results for line in github_lines(r)))
+    else:
+        print("\n".join(line for r in results for line in text_lines(r, full=fmt == "full")))
+    if errors:
+        return 2
+    return 1 if any(r["delta"] > 0 for r in results) and not args.exit_zero else 0
+
+
+def _label(args, path: str, compiler, other_compiler) -> str:
+    parts = []
+    if args.against:
+        parts.append(args.against)
+    elif args.against_git:
+        parts.append(f"git {args.against_git}")
+    elif args.against_baseline:
+        parts.append(f"baseline {args.baseline}")
+    if other_compiler.path != compiler.path:
+        parts.append(f"iree-compile {other_compiler.version} ({other_compiler.path})")
+    if args.against_profile is not None and args.against_profile != args.profile:
+        parts.append(f"profile {args.against_profile}")
+    if args.against_flags is not None:
+        parts.append(f"flags {args.against_flags!r}" if args.against_flags else "no extra flags")
+    return ", ".join(parts)
+
+
+def _one(args, path, flags, other_flags, counter, other_counter, baseline, workers) -> dict:
+    text, is_bytecode = _read(path)
+    label = _label(args, path, counter.compiler, other_counter.compiler)
+    other_profile = args.against_profile or args.profile
+    if baseline is not None:
+        cur = compiled_side(counter, "current", path, text, flags, args.profile,
+                            input_path=None if is_bytecode else path)
+        stored = baseline.stored(path, args.profile)
+        golden = baseline.counts.get(path, {}).get(args.profile)
+        dispatches = expand(stored, cur.lines) if stored is not None else None
+        if dispatches is None or golden is None:
+            raise BaselineError(f"{args.baseline} stores no attribution for {path} with profile {args.profile!r} "
+                                "(write it with --dispatch-count --update-baseline)")
+        per: dict[str, int] = {}
+        for d in dispatches:
+            per[d["function"]] = per.get(d["function"], 0) + 1
+        other = Side(label, path, golden, per, dispatches, None, None, args.profile)
+        return diff(cur, other)
+    if args.against:
+        other_text, other_bc = _read(args.against)
+        other_path, other_input = args.against, None if other_bc else args.against
+    elif args.against_git:
+        other_text, other_path, other_input = git_show(args.against_git, path), f"{args.against_git}:{path}", None
+    else:
+        other_text, other_path, other_input = text, path, None if is_bytecode else path
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        fc = pool.submit(compiled_side, counter, "current", path, text, flags, args.profile,
+                         input_path=None if is_bytecode else path)
+        fo = pool.submit(compiled_side, other_counter, label, other_path, other_text, other_flags, other_profile,
+                         input_path=other_input)
+        try:
+            cur, other = fc.result(), fo.result()
+        except BaseException:
+            counter.cancel_all()  # the other side too, also a compile it has yet to start
+            other_counter.cancel_all()
+            raise
+    return diff(cur, other)
+
+
+def _where(e: dict) -> str:
+    loc = e["location"]
+    return f"{e['file']}:{loc['line']}:{loc['column']}" if loc else e["file"]
+
+
+def summary(r: dict) -> str:
+    c, a = r["current"], r["against"]
+    return (f"{r['path']}: {c['flow_dispatches']} dispatches, {a['flow_dispatches']} with {a['label']} "
+            f"({r['delta']:+d}): {len(r['new'])} new, {len(r['gone'])} gone  "
+            f"[profile {c['profile']}, iree-compile {c['compiler_version']}]")
+
+
+def text_lines(r: dict, full: bool = False) -> list[str]:
+    out = [summary(r)]
+    for kind in ("new", "gone"):
+        for e in r[kind]:
+            out.append(f"{_where(e)}: {entry_text(e, kind, r['against']['label'])}")
+            shown = e["sources"] if full else e["sources"][:CONCISE_SOURCES]
+            out.extend(f"    {e['file']}:{s['line']}:{s['column']} {s['op']}" for s in shown)
+            if len(e["sources"]) > len(shown):
+                out.append(f"    ... {len(e['sources']) - len(shown)} more source ops (--output-format full)")
+    return out
+
+
+def github_lines(r: dict) -> list[str]:
+    """GitHub annotations at the source lines of the file in the checkout; dispatches only a
+    revision or a baseline has are reported without a place."""
+    out = [f"::notice title=mlir-lsp dispatch diff::{_gh_escape(summary(r))}"]
+    for kind in ("new", "gone"):
+        for e in r[kind]:
+            msg = _gh_escape(entry_text(e, kind, r['against']['label']))
+            loc = e["location"]
+            if loc and e["file"] == r["path"]:
+                props = (f"file={_gh_escape(e['file'], True)},line={loc['line']},col={loc['column']},"
+                         f"title={_gh_escape('mlir-lsp ' + e['name'], True)}")
+                out.append(f"::{'warning' if kind == 'new' else 'notice'} {props}::{msg}")
+            else:
+                out.append(f"::notice title={_gh_escape('mlir-lsp ' + e['name'], True)}::{msg}")
+    return out

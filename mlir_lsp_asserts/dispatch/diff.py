@@ -1,0 +1,261 @@
+"""Which dispatches one compile has and another has not, matched by source ops, and why.
+
+A diff compares two sides of one file: two compilers, two flag sets, two revisions of the file,
+or the file against the attribution a baseline stores. Each side is its dispatches in the
+`attribution.describe` form (name, function, root op, source ops). Dispatches are matched as the
+what-if matches them (`attribution.unmatched`): by their source lines, in the current side's
+numbering (another revision's lines are aligned to the current text first; lines only one
+revision has do not count), exactly, then by the largest overlap.
+
+What is left on one side is explained where a cause is visible:
+    assert               the dispatch holds a `cf.assert` a rule flags, or is rooted at the
+                         linalg op whose region holds one (with the finding's code)
+    hoisted-initializer  it lives in a `util.initializer`: const-expr hoisting made it
+    split / merged       its root op sits inside another dispatch on the other side
+"""
+
+from __future__ import annotations
+
+import difflib
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..check import check_text
+from .attribution import describe, place, unmatched
+from .count import DispatchCounter
+
+
+@dataclass
+class Side:
+    """One compile of the file: what it is (`label`), where its lines come from (`path`), and
+    its dispatches in the `describe` form, in the lines of `lines` (None for a baseline, whose
+    lines were already resolved against the current text)."""
+
+    label: str
+    path: str
+    flow_dispatches: int
+    per_function: dict[str, int]
+    dispatches: list[dict]
+    lines: list[str] | None = None
+    compiler_version: str | None = None
+    profile: str | None = None
+    flags: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what the flags' translation and the count said
+    asserts: dict[int, str] = field(default_factory=dict)  # line of a flagged assert -> rule code
+    rooted: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # linalg op line -> its asserts
+
+    def as_json(self) -> dict:
+        return {"label": self.label, "path": self.path, "compiler_version": self.compiler_version,
+                "profile": self.profile, "flags": list(self.flags), "flow_dispatches": self.flow_dispatches,
+                "per_function": self.per_function, "seconds": self.seconds, "notes": list(self.notes)}
+
+
+def compiled_side(counter: DispatchCounter, label: str, path: str, text: str, flags: list[str], profile: str,
+                  *, input_path: str | None = None) -> Side:
+    """Compile `text` with debug info (cached as every count) and describe its dispatches."""
+    rep = counter.prepare_flags(flags)
+    c = counter.count(text, rep.flags, attribution=True, input_path=input_path)
+    lines = text.split("\n")
+    side = Side(label, path, c.flow_dispatches, c.per_function, describe(c.dispatches or [], lines), lines,
+                counter.compiler.version, profile, rep.flags, round(c.seconds, 3),
+                notes=[*rep.warnings, *rep.notes])
+    if c.untargeted:
+        side.notes.append(f"iree-compile {counter.compiler.version} knows no details of the chip these flags "
+                          f"name ({', '.join(c.untargeted)} executables without a configuration)")
+    return mark_asserts(side, check_text(text, with_fixes=False).findings)
+
+
+def mark_asserts(side: Side, findings) -> Side:
+    """Note the lines of the findings (of `check_text` on the side's text) for the causes."""
+    for f in findings:
+        line = f.span.start_pos.line + 1
+        side.asserts[line] = f.code
+        for r in f.related[:1]:
+            side.rooted.setdefault(r.span.start_pos.line + 1, []).append((line, f.code))
+    return side
+
+
+def align(current: list[str], other: list[str]) -> dict[int, int] | None:
+    """Lines of `other` -> the equal lines of `current` (1-based), None when the texts are the
+    same. Common head and tail first (C-speed list compares), a line diff in between."""
+    if current == other:
+        return None
+    n, m = len(current), len(other)
+    head = 0
+    while head < min(n, m) and current[head] == other[head]:
+        head += 1
+    tail = 0
+    while tail < min(n, m) - head and current[n - 1 - tail] == other[m - 1 - tail]:
+        tail += 1
+    out = {i + 1: i + 1 for i in range(head)}
+    mid = difflib.SequenceMatcher(None, current[head:n - tail], other[head:m - tail], autojunk=True)
+    for a, b, size in mid.get_matching_blocks():
+        for k in range(size):
+            out[head + b + k + 1] = head + a + k + 1
+    out.update({m - t: n - t for t in range(tail)})
+    return out
+
+
+def _entry(side: Side, d: dict, other: Side, to_other, other_at: dict[int, list[dict]], kind: str) -> dict:
+    causes = []
+    lines = sorted({s["line"] for s in d["sources"] if s["line"] in side.asserts})
+    root = d.get("location")
+    if not lines and root and root["line"] in side.rooted:
+        lines = [ln for ln, _c in side.rooted[root["line"]]]
+    if lines:
+        codes = sorted({side.asserts.get(ln) or "MLA001" for ln in lines})
+        causes.append({"kind": "assert", "codes": codes, "lines": lines})
+    if place(d) == "util.initializer":
+        causes.append({"kind": "hoisted-initializer"})
+    if root:
+        there = to_other(root["line"])
+        for e in other_at.get(there, []) if there is not None else []:
+            e_root = e.get("location")
+            if e_root is None or e_root["line"] != there:
+                causes.append({"kind": "split", "from": e["name"]} if kind == "new"
+                              else {"kind": "merged", "into": e["name"]})
+                break
+    return {"name": d["name"], "function": d["function"], "file": side.path, "location": root,
+            "sources": d["sources"], "causes": causes}
+
+
+def _by_line(dispatches: list[dict]) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = defaultdict(list)
+    for d in dispatches:
+        for s in d["sources"]:
+            out[s["line"]].append(d)
+    return out
+
+
+def diff(current: Side, against: Side) -> dict:
+    """The JSON form: both sides' counts, then the dispatches only the current side has (`new`)
+    and only the other has (`gone`), each with its source ops and causes."""
+    amap = align(current.lines, against.lines) if current.lines is not None and against.lines is not None else None
+    back = {c: o for o, c in amap.items()} if amap is not None else None
+
+    def to_current(line: int) -> int | None:
+        return line if amap is None else amap.get(line)
+
+    def to_against(line: int) -> int | None:
+        return line if back is None else back.get(line)
+
+    only_cur = set(range(1, len(current.lines) + 1)) - set(amap.values()) if amap is not None else set()
+
+    def sig_current(d):
+        return frozenset(s["line"] for s in d["sources"] if s["line"] not in only_cur)
+
+    def sig_against(d):
+        return frozenset(x for x in (to_current(s["line"]) for s in d["sources"]) if x is not None)
+
+    left_c, left_a = unmatched(current.dispatches, against.dispatches, sig_current, sig_against)
+    at_a, at_c = _by_line(against.dispatches), _by_line(current.dispatches)
+    new = [_entry(current, current.dispatches[i], against, to_against, at_a, "new") for i in left_c]
+    gone = [_entry(against, against.dispatches[i], current, to_current, at_c, "gone") for i in left_a]
+    return {"path": current.path, "current": current.as_json(), "against": against.as_json(),
+            "delta": current.flow_dispatches - against.flow_dispatches, "new": new, "gone": gone}
+
+
+def cause_text(c: dict) -> str:
+    if c["kind"] == "assert":
+        where = ", ".join(str(ln) for ln in c["lines"][:4]) + (" ..." if len(c["lines"]) > 4 else "")
+        return f"holds cf.assert ({'/'.join(c['codes'])} at line{'s' if len(c['lines']) > 1 else ''} {where})"
+    if c["kind"] == "hoisted-initializer":
+        return "hoisted initializer"
+    if c["kind"] == "split":
+        return f"split from {c['from']} (its root op is inside that dispatch on the other side)"
+    return f"merged into {c['into']} on the other side"
+
+
+def entry_text(e: dict, kind: str, other: str) -> str:
+    """One line for a dispatch only one side has; `other`: the other side's label."""
+    root = e["location"]["op"] if e["location"] else "no root op in the file"
+    why = "; ".join(cause_text(c) for c in e["causes"]) or "no cause visible"
+    if kind == "new":
+        return f"new dispatch {e['name']} ({root}, in {e['function']}), not with {other}: {why}"
+    return f"dispatch {e['name']} ({root}, in {e['function']}) of {other} is gone here: {why}"
+
+
+# -- baselines that can explain: the attribution, compact -------------------------------------
+def line_hash(line: str) -> str:
+    return f"{zlib.crc32(line.strip().encode('utf-8', 'surrogatepass')) & 0xFFFFFFFF:08x}"
+
+
+def _ranges(lines: list[int]) -> str:
+    out, i = [], 0
+    while i < len(lines):
+        j = i
+        while j + 1 < len(lines) and lines[j + 1] == lines[j] + 1:
+            j += 1
+        out.append(str(lines[i]) if i == j else f"{lines[i]}-{lines[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def _unranges(text: str) -> list[int]:
+    out = []
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
+def compact(dispatches: list[dict], lines: list[str]) -> dict:
+    """The attribution as a baseline keeps it: each dispatch as [name, function, root line,
+    source line ranges], and one hash per line named, so that lines can be found again after
+    the file moved them."""
+    named = sorted({s["line"] for d in dispatches for s in d["sources"]}
+                   | {d["location"]["line"] for d in dispatches if d.get("location")})
+    rows = [[d["name"], d["function"], d["location"]["line"] if d.get("location") else None,
+             _ranges(sorted({s["line"] for s in d["sources"]}))] for d in dispatches]
+    return {"dispatches": rows, "lines": _ranges(named),
+            "hashes": "".join(line_hash(lines[ln - 1]) if 0 < ln <= len(lines) else "0" * 8 for ln in named)}
+
+
+def expand(stored: dict, lines: list[str]) -> list[dict] | None:
+    """A baseline's stored attribution as dispatches in the `describe` form, in the lines of
+    the current text: a line whose text moved is found again by its hash (the nearest line with
+    the same text), a line whose text is gone is dropped. None when the entry is unreadable."""
+    try:
+        named = _unranges(stored["lines"])
+        hashes = stored["hashes"]
+        want = {ln: hashes[8 * i:8 * i + 8] for i, ln in enumerate(named)}
+        rows = [(str(n), str(f), r, _unranges(s)) for n, f, r, s in stored["dispatches"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    where: dict[int, int | None] = {}
+    by_hash: dict[str, list[int]] | None = None
+    shift = 0  # lines move together: try where the last line went first
+    for ln, h in sorted(want.items()):
+        for guess in (ln + shift, ln):
+            if 0 < guess <= len(lines) and line_hash(lines[guess - 1]) == h:
+                where[ln] = guess
+                break
+        else:
+            if by_hash is None:
+                by_hash = defaultdict(list)
+                for i, text in enumerate(lines, 1):
+                    by_hash[line_hash(text)].append(i)
+            cands = by_hash.get(h, [])
+            where[ln] = min(cands, key=lambda c: abs(c - ln - shift)) if cands else None
+        if where[ln] is not None:
+            shift = where[ln] - ln
+    raw = []
+    for name, function, root, srcs in rows:
+        moved = sorted({(where[s], _col(lines, where[s])) for s in srcs if where.get(s) is not None})
+        r = where.get(root) if root is not None else None
+        raw.append({"name": name, "function": function, "location": [r, _col(lines, r)] if r else None,
+                    "sources": moved})
+    return describe(raw, lines)
+
+
+def _col(lines: list[str], line: int | None) -> int:
+    """The column of the op on a line: after `%x = `, else the first non-blank character."""
+    if line is None or not 0 < line <= len(lines):
+        return 1
+    text = lines[line - 1]
+    eq = text.find(" = ")
+    if text.lstrip().startswith("%") and eq != -1:
+        return eq + 4
+    return len(text) - len(text.lstrip()) + 1

@@ -1,0 +1,209 @@
+"""`mlir-lsp --dispatch-diff` and baselines that explain, with the real iree-compile: which
+dispatches one compile has and another has not, from which source ops, and why."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mlir_lsp_asserts.dispatch.diff import align, compact, expand
+from test_dispatch_count import ENCODER, REPRO, mlir_lsp
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def fixed_copy(src: Path, dst: Path, cache: Path) -> Path:
+    """`dst`: `src` with its asserts stripped by mlir-lsp's own fix (verified by the real parser)."""
+    shutil.copyfile(src, dst)
+    os.chmod(dst, 0o644)
+    p = mlir_lsp("--check", "--fix", "-q", dst, cache=cache)
+    assert p.returncode in (0, 1), p.stderr
+    assert "  cf.assert " not in dst.read_text()
+    return dst
+
+
+def diff_json(*args, cache: Path, code: int) -> dict:
+    p = mlir_lsp("--dispatch-diff", "--output-format", "json", *args, cache=cache)
+    assert p.returncode == code, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr
+    (item,) = json.loads(p.stdout)
+    return item
+
+
+def repro_copy(tmp_path: Path) -> Path:
+    f = tmp_path / "model.mlir"
+    shutil.copyfile(REPRO, f)
+    os.chmod(f, 0o644)
+    return f
+
+
+def test_repro_against_its_fixed_self_names_the_gather_initializer_and_the_assert(tmp_path):
+    f = repro_copy(tmp_path)
+    fixed = fixed_copy(REPRO, tmp_path / "model.fixed.mlir", tmp_path)
+    r = diff_json(f, "--against", fixed, cache=tmp_path, code=1)
+    assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"], r["delta"]) == (4, 3, 1)
+    assert r["against"]["label"] == str(fixed) and r["gone"] == []
+    (new,) = r["new"]
+    assert new["name"] == "_initializer_1_dispatch_0" and new["function"] == "util.initializer#2"
+    assert new["location"] == {"line": 24, "column": 9, "op": "linalg.generic"}  # the second gather
+    assert {"line": 29, "column": 5, "op": "cf.assert"} in new["sources"]
+    assert new["causes"][:2] == [{"kind": "assert", "codes": ["MLA001"], "lines": [29, 31]},
+                                 {"kind": "hoisted-initializer"}]
+    concise = mlir_lsp("--dispatch-diff", f, "--against", fixed, cache=tmp_path)
+    assert concise.returncode == 1
+    lines = concise.stdout.splitlines()
+    assert lines[0].startswith(f"{f}: 4 dispatches, 3 with {fixed} (+1): 1 new, 0 gone")
+    assert lines[1] == (f"{f}:24:9: new dispatch _initializer_1_dispatch_0 (linalg.generic, in util.initializer#2), "
+                        f"not with {fixed}: holds cf.assert (MLA001 at lines 29, 31); hoisted initializer")
+    assert f"    {f}:24:9 linalg.generic" in lines
+    # the other way round: the dispatch is gone, and a count that went down exits 0
+    back = diff_json(fixed, "--against", f, cache=tmp_path, code=0)
+    assert back["delta"] == -1 and back["new"] == []
+    assert [g["name"] for g in back["gone"]] == ["_initializer_1_dispatch_0"]
+    assert back["gone"][0]["file"] == str(f) and back["gone"][0]["causes"][0]["kind"] == "assert"
+
+
+def test_flag_sets_that_change_the_count(tmp_path):
+    """IREE strips the asserts itself at O3: the default has one dispatch more."""
+    f = repro_copy(tmp_path)
+    r = diff_json(f, "--against-flags=--iree-opt-level=O3", cache=tmp_path, code=1)
+    assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"]) == (4, 3)
+    assert r["against"]["label"] == "flags '--iree-opt-level=O3'"
+    assert "--iree-opt-level=O3" in r["against"]["flags"] and "--iree-opt-level=O3" not in r["current"]["flags"]
+    assert [n["name"] for n in r["new"]] == ["_initializer_1_dispatch_0"]
+    same = diff_json(f, "--against-flags=--iree-opt-level=O0", cache=tmp_path, code=0)
+    assert same["delta"] == 0 and same["new"] == same["gone"] == []
+    # another profile and flags on the other side; --flags applies to this side only then
+    r = diff_json(f, "--flags=--iree-opt-level=O3", "--against-profile", "cpu-host", "--against-flags", "",
+                  cache=tmp_path, code=0)
+    assert (r["delta"], r["new"], [g["name"] for g in r["gone"]]) == (-1, [], ["_initializer_1_dispatch_0"])
+    assert r["against"]["profile"] == "cpu-host"
+
+
+def test_file_against_an_older_revision_in_git(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = dict(os.environ, **GIT_ENV)
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True)
+
+    git("init", "-q")
+    fixed_copy(REPRO, repo / "model.mlir", tmp_path)
+    git("add", "model.mlir")
+    git("commit", "-qm", "fixed")
+    shutil.copyfile(REPRO, repo / "model.mlir")  # the working tree: the asserts are back
+    p = mlir_lsp("--dispatch-diff", "--against-git", "HEAD", "--output-format", "github", repo / "model.mlir",
+                 cache=tmp_path)
+    assert p.returncode == 1, p.stderr
+    path = repo / "model.mlir"
+    out = p.stdout.splitlines()
+    assert out[0].startswith(f"::notice title=mlir-lsp dispatch diff::{path}: 4 dispatches, 3 with git HEAD (+1)")
+    assert out[1].startswith(f"::warning file={path},line=24,col=9,title=mlir-lsp _initializer_1_dispatch_0::"
+                             "new dispatch _initializer_1_dispatch_0")
+    assert len(out) == 2
+    bad = mlir_lsp("--dispatch-diff", "--against-git", "no-such-rev", path, cache=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "git show no-such-rev:model.mlir" in bad.stderr
+
+
+def test_two_compilers(tmp_path):
+    """The other side's compiler by path: the same release gives the same dispatches; a
+    crashing one is one clear error, exit 2."""
+    f = repro_copy(tmp_path)
+    real = shutil.which("iree-compile", path=str(Path(os.sys.executable).parent))
+    other = tmp_path / "other" / "iree-compile"
+    other.parent.mkdir()
+    os.symlink(real, other)
+    r = diff_json(f, "--against-compiler", other, cache=tmp_path, code=0)
+    assert r["delta"] == 0 and r["new"] == r["gone"] == []
+    assert r["current"]["compiler_version"] == r["against"]["compiler_version"]
+    crash = tmp_path / "crash" / "iree-compile"
+    crash.parent.mkdir()
+    crash.write_text("#!/bin/sh\ncase \"$*\" in *--version*) echo 'IREE (https://iree.dev):'; "
+                     "echo '  IREE compiler version 9.9.9 @ x'; exit 0;; esac\necho boom >&2\nkill -SEGV $$\n")
+    crash.chmod(0o755)
+    p = mlir_lsp("--dispatch-diff", "--against-compiler", crash, f, cache=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and f"mlir-lsp: error: {f}:" in p.stderr
+    assert not p.stdout.strip()
+
+
+def test_baseline_stores_attribution_and_explains_a_count_over_it(tmp_path):
+    f = fixed_copy(REPRO, tmp_path / "model.mlir", tmp_path)
+    base = tmp_path / "baseline.json"
+    p = mlir_lsp("--dispatch-count", "--baseline", base, "--update-baseline", f, cache=tmp_path)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(base.read_text())
+    assert data["version"] == 2 and data["counts"] == {str(f): {"default": 3}}
+    stored = data["attribution"][str(f)]["default"]
+    assert [row[0] for row in stored["dispatches"]] == ["_initializer_0_dispatch_0", "main_dispatch_0",
+                                                        "main_dispatch_1"]
+    assert len(base.read_text()) < 1000  # compact: one line per file and profile
+    # the asserts come back (their lines move every line below them): over the baseline, and why
+    shutil.copyfile(REPRO, f)
+    p = mlir_lsp("--dispatch-count", "--baseline", base, f, cache=tmp_path)
+    assert p.returncode == 1
+    assert f"{f}: 4 dispatches with profile 'default', above the baseline 3 (+1)" in p.stderr
+    assert (f"{f}:24:9: new dispatch _initializer_1_dispatch_0 (linalg.generic, in util.initializer#2), not with "
+            "the baseline: holds cf.assert (MLA001 at lines 29, 31); hoisted initializer") in p.stderr
+    assert "_initializer_0_dispatch_0" not in p.stderr  # the first gather moved, but it is not new
+    assert p.stdout.startswith(f"{f}: 4 dispatches")
+    r = diff_json(f, "--against-baseline", "--baseline", base, cache=tmp_path, code=1)
+    assert [n["name"] for n in r["new"]] == ["_initializer_1_dispatch_0"] and r["gone"] == []
+    # a version-1 baseline (counts only) still judges, and says how to get the explanation
+    base.write_text(json.dumps({"version": 1, "counts": {str(f): {"default": 3}}}))
+    p = mlir_lsp("--dispatch-count", "--baseline", base, f, cache=tmp_path)
+    assert p.returncode == 1 and "stores no attribution" not in p.stderr and "above the baseline 3" in p.stderr
+    p = mlir_lsp("--dispatch-diff", "--against-baseline", "--baseline", base, f, cache=tmp_path)
+    assert p.returncode == 2 and "stores no attribution for" in p.stderr and "--update-baseline" in p.stderr
+
+
+def test_usage_errors_are_one_line(tmp_path):
+    f = repro_copy(tmp_path)
+    for args, msg in ((["--dispatch-diff", f], "needs the other side"),
+                      (["--dispatch-diff", f, "--against", f, "--against-git", "HEAD"], "exclude each other"),
+                      (["--dispatch-diff", f, "--against-baseline"], "needs --baseline"),
+                      (["--dispatch-diff", f, "--against", f, "--output-format", "sarif"], "not sarif"),
+                      (["--dispatch-diff", f, "--against", tmp_path / "missing.mlir"], "missing.mlir")):
+        p = mlir_lsp(*args, cache=tmp_path)
+        assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_stored_lines_are_found_again_after_the_file_moved_them():
+    lines = REPRO.read_text().split("\n")
+    dispatches = [{"name": "d0", "function": "@main", "location": {"line": 35, "column": 9, "op": "arith.addf"},
+                   "sources": [{"line": 35, "column": 9, "op": "arith.addf"}]},
+                  {"name": "i0", "function": "util.initializer#2", "location": {"line": 24, "column": 9,
+                                                                               "op": "linalg.generic"},
+                   "sources": [{"line": ln, "column": 1, "op": "?"} for ln in (11, 24, 26, 33)]}]
+    stored = json.loads(json.dumps(compact(dispatches, lines)))
+    moved = ["// a comment", "// another"] + lines
+    back = expand(stored, moved)
+    assert back[0]["location"] == {"line": 37, "column": 9, "op": "arith.addf"}
+    assert [s["line"] for s in back[1]["sources"]] == [13, 26, 28, 35]  # the second gather, not the first
+    assert expand({"dispatches": "nonsense"}, moved) is None
+    assert align(lines, lines) is None
+    assert align(moved, lines)[24] == 26
+
+
+@pytest.mark.slow
+def test_prompt_encoder_against_its_fixed_self(tmp_path):
+    """SDXL's CLIP prompt encoder: +2, the two hoisted position-embedding gathers."""
+    f = tmp_path / "encoder.mlir"
+    shutil.copyfile(ENCODER, f)
+    fixed = fixed_copy(ENCODER, tmp_path / "encoder.fixed.mlir", tmp_path)
+    r = diff_json(f, "--against", fixed, cache=tmp_path, code=1)
+    assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"], r["delta"]) == (1660, 1658, 2)
+    assert r["gone"] == [] and len(r["new"]) == 2
+    for new in r["new"]:
+        assert new["function"].startswith("util.initializer") and new["location"]["op"] == "linalg.generic"
+        assert [c["kind"] for c in new["causes"]][:2] == ["assert", "hoisted-initializer"]
+        ops = {s["op"] for s in new["sources"]}
+        assert {"tensor.extract", "cf.assert"} <= ops  # a gather, with its asserts
