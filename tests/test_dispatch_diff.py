@@ -18,6 +18,12 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COM
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
 def fixed_copy(src: Path, dst: Path, cache: Path) -> Path:
     """`dst`: `src` with its asserts stripped by mlir-lsp's own fix (verified by the real parser)."""
     shutil.copyfile(src, dst)
@@ -143,8 +149,8 @@ def test_baseline_stores_attribution_and_explains_a_count_over_it(tmp_path):
     data = json.loads(base.read_text())
     assert data["version"] == 2 and data["counts"] == {str(f): {"default": 3}}
     stored = data["attribution"][str(f)]["default"]
-    assert [row[0] for row in stored["dispatches"]] == ["_initializer_0_dispatch_0", "main_dispatch_0",
-                                                        "main_dispatch_1"]
+    assert {fn: len(rows) for fn, rows in stored["functions"].items()} == {"util.initializer#1": 1, "@main": 2}
+    assert oct(base.stat().st_mode & 0o777) == oct(0o666 & ~_umask())  # a file to commit, not a 0600 temp
     assert len(base.read_text()) < 1000  # compact: one line per file and profile
     # the asserts come back (their lines move every line below them): over the baseline, and why
     shutil.copyfile(REPRO, f)
@@ -188,7 +194,8 @@ def test_stored_lines_are_found_again_after_the_file_moved_them():
     back = expand(stored, moved)
     assert back[0]["location"] == {"line": 37, "column": 9, "op": "arith.addf"}
     assert [s["line"] for s in back[1]["sources"]] == [13, 26, 28, 35]  # the second gather, not the first
-    assert expand({"dispatches": "nonsense"}, moved) is None
+    assert expand({"functions": "nonsense"}, moved) is None
+    assert expand({**stored, "hashes": stored["hashes"][:-1]}, moved) is None
     assert align(lines, lines) is None
     assert align(moved, lines)[24] == 26
 

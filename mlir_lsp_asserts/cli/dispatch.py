@@ -7,11 +7,10 @@ import sys
 import threading
 import time
 
-from ..check import check_text
 from ..dispatch.budget import Baseline, BaselineError, judge, load_baseline, save_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.diff import Side, compact, diff, entry_text, expand, mark_asserts
+from ..dispatch.diff import Side, compact, diff, entry_text, expand
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
@@ -131,7 +130,7 @@ def run_dispatch_count(args) -> int:
         if pv.attribution is not None:
             lines = text.split("\n")
             if not all(v.ok for v in verdicts) and baseline is not None:
-                for line in explain_over_baseline(pv, src.text, lines, baseline, args.baseline):
+                for line in explain_over_baseline(pv, lines, baseline, args.baseline):
                     print(line, file=sys.stderr)
             if args.update_baseline:
                 stored[path] = compact(pv.attribution["dispatches"], lines)
@@ -180,7 +179,7 @@ def run_dispatch_count(args) -> int:
     return 1 if failed else 0
 
 
-def explain_over_baseline(pv, text: str, lines: list[str], baseline: Baseline, baseline_path: str,
+def explain_over_baseline(pv, lines: list[str], baseline: Baseline, baseline_path: str,
                           limit: int = 20) -> list[str]:
     """The dispatches a count over its baseline has that the baseline's attribution has not."""
     stored = baseline.stored(pv.path, pv.profile)
@@ -189,8 +188,8 @@ def explain_over_baseline(pv, text: str, lines: list[str], baseline: Baseline, b
     if before is None or golden is None:
         return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
                 "--update-baseline to see which dispatches are new"]
-    cur = mark_asserts(Side("current", pv.path, pv.flow_dispatches, pv.per_function, pv.attribution["dispatches"],
-                            lines, pv.compiler_version, pv.profile), check_text(text, with_fixes=False).findings)
+    cur = Side("current", pv.path, pv.flow_dispatches, pv.per_function, pv.attribution["dispatches"], lines,
+               pv.compiler_version, pv.profile)
     r = diff(cur, Side(f"baseline {baseline_path}", pv.path, golden, {}, before, None, None, pv.profile))
     out = [f"{e['file']}:{e['location']['line']}:{e['location']['column']}: {entry_text(e, 'new', 'the baseline')}"
            if e["location"] else f"{e['file']}: {entry_text(e, 'new', 'the baseline')}" for e in r["new"][:limit]]

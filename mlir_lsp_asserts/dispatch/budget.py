@@ -62,6 +62,13 @@ def save_baseline(path: str, baseline: Baseline) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text + "\n")
+        try:  # the mode the file had, else what the umask gives a new file (mkstemp makes it 0600)
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..check import check_text
-from .attribution import describe, place, unmatched
+from .attribution import describe, dispatch_name, place, unmatched
 from .count import DispatchCounter
 
 
@@ -43,8 +43,22 @@ class Side:
     flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # what the flags' translation and the count said
-    asserts: dict[int, str] = field(default_factory=dict)  # line of a flagged assert -> rule code
-    rooted: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # linalg op line -> its asserts
+    _asserts: tuple[dict, dict] | None = field(default=None, repr=False)
+
+    def asserts(self) -> tuple[dict[int, str], dict[int, list[int]]]:
+        """(line of a flagged assert -> rule code, linalg op line -> the lines of the asserts in
+        its region), from `check_text` of the side's text, read only when a cause is wanted."""
+        if self._asserts is None:
+            flagged: dict[int, str] = {}
+            rooted: dict[int, list[int]] = {}
+            if self.lines is not None:
+                for f in check_text("\n".join(self.lines), with_fixes=False).findings:
+                    line = f.span.start_pos.line + 1
+                    flagged[line] = f.code
+                    for r in f.related[:1]:
+                        rooted.setdefault(r.span.start_pos.line + 1, []).append(line)
+            self._asserts = (flagged, rooted)
+        return self._asserts
 
     def as_json(self) -> dict:
         return {"label": self.label, "path": self.path, "compiler_version": self.compiler_version,
@@ -64,16 +78,6 @@ def compiled_side(counter: DispatchCounter, label: str, path: str, text: str, fl
     if c.untargeted:
         side.notes.append(f"iree-compile {counter.compiler.version} knows no details of the chip these flags "
                           f"name ({', '.join(c.untargeted)} executables without a configuration)")
-    return mark_asserts(side, check_text(text, with_fixes=False).findings)
-
-
-def mark_asserts(side: Side, findings) -> Side:
-    """Note the lines of the findings (of `check_text` on the side's text) for the causes."""
-    for f in findings:
-        line = f.span.start_pos.line + 1
-        side.asserts[line] = f.code
-        for r in f.related[:1]:
-            side.rooted.setdefault(r.span.start_pos.line + 1, []).append((line, f.code))
     return side
 
 
@@ -100,12 +104,13 @@ def align(current: list[str], other: list[str]) -> dict[int, int] | None:
 
 def _entry(side: Side, d: dict, other: Side, to_other, other_at: dict[int, list[dict]], kind: str) -> dict:
     causes = []
-    lines = sorted({s["line"] for s in d["sources"] if s["line"] in side.asserts})
+    flagged, rooted = side.asserts()
+    lines = sorted({s["line"] for s in d["sources"] if s["line"] in flagged})
     root = d.get("location")
-    if not lines and root and root["line"] in side.rooted:
-        lines = [ln for ln, _c in side.rooted[root["line"]]]
+    if not lines and root and root["line"] in rooted:
+        lines = rooted[root["line"]]
     if lines:
-        codes = sorted({side.asserts.get(ln) or "MLA001" for ln in lines})
+        codes = sorted({flagged[ln] for ln in lines})
         causes.append({"kind": "assert", "codes": codes, "lines": lines})
     if place(d) == "util.initializer":
         causes.append({"kind": "hoisted-initializer"})
@@ -178,8 +183,12 @@ def entry_text(e: dict, kind: str, other: str) -> str:
 
 
 # -- baselines that can explain: the attribution, compact -------------------------------------
+HASH_DIGITS = 6
+
+
 def line_hash(line: str) -> str:
-    return f"{zlib.crc32(line.strip().encode('utf-8', 'surrogatepass')) & 0xFFFFFFFF:08x}"
+    """A short hash of a line's text (blanks around it ignored): finds a moved line again."""
+    return f"{zlib.crc32(line.strip().encode('utf-8', 'surrogatepass')):08x}"[:HASH_DIGITS]
 
 
 def _ranges(lines: list[int]) -> str:
@@ -202,32 +211,48 @@ def _unranges(text: str) -> list[int]:
 
 
 def compact(dispatches: list[dict], lines: list[str]) -> dict:
-    """The attribution as a baseline keeps it: each dispatch as [name, function, root line,
-    source line ranges], and one hash per line named, so that lines can be found again after
-    the file moved them."""
-    named = sorted({s["line"] for d in dispatches for s in d["sources"]}
-                   | {d["location"]["line"] for d in dispatches if d.get("location")})
-    rows = [[d["name"], d["function"], d["location"]["line"] if d.get("location") else None,
-             _ranges(sorted({s["line"] for s in d["sources"]}))] for d in dispatches]
-    return {"dispatches": rows, "lines": _ranges(named),
-            "hashes": "".join(line_hash(lines[ln - 1]) if 0 < ln <= len(lines) else "0" * 8 for ln in named)}
+    """The attribution as a baseline keeps it: per function, each dispatch in order as [root
+    line, source line ranges] (its name follows from the function and its place, as IREE names
+    it), and one short hash per line named, in line order, so that lines can be found again
+    after edits moved them."""
+    functions: dict[str, list] = {}
+    for d in dispatches:
+        root = d["location"]["line"] if d.get("location") else None
+        functions.setdefault(d["function"], []).append([root, _ranges(sorted({s["line"] for s in d["sources"]}))])
+    return {"functions": functions, "hashes": "".join(
+        line_hash(lines[ln - 1]) if 0 < ln <= len(lines) else "0" * HASH_DIGITS for ln in _named(functions))}
+
+
+def _named(functions: dict[str, list]) -> list[int]:
+    out = set()
+    for rows in functions.values():
+        for root, ranges in rows:
+            out.update(_unranges(ranges))
+            if root is not None:
+                out.add(int(root))
+    return sorted(out)
 
 
 def expand(stored: dict, lines: list[str]) -> list[dict] | None:
     """A baseline's stored attribution as dispatches in the `describe` form, in the lines of
-    the current text: a line whose text moved is found again by its hash (the nearest line with
-    the same text), a line whose text is gone is dropped. None when the entry is unreadable."""
+    the current text: a line whose text moved is found again by its hash (where the lines
+    before it went, else the nearest line with the same text), a line whose text is gone is
+    dropped. None when the entry is unreadable."""
     try:
-        named = _unranges(stored["lines"])
+        functions = stored["functions"]
+        named = _named(functions)
         hashes = stored["hashes"]
-        want = {ln: hashes[8 * i:8 * i + 8] for i, ln in enumerate(named)}
-        rows = [(str(n), str(f), r, _unranges(s)) for n, f, r, s in stored["dispatches"]]
-    except (KeyError, TypeError, ValueError):
+        if len(hashes) != HASH_DIGITS * len(named):
+            return None
+        want = {ln: hashes[HASH_DIGITS * i:HASH_DIGITS * (i + 1)] for i, ln in enumerate(named)}
+        rows = [(dispatch_name(str(fn), k), str(fn), root, _unranges(ranges))
+                for fn, items in functions.items() for k, (root, ranges) in enumerate(items)]
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
     where: dict[int, int | None] = {}
     by_hash: dict[str, list[int]] | None = None
     shift = 0  # lines move together: try where the last line went first
-    for ln, h in sorted(want.items()):
+    for ln, h in want.items():
         for guess in (ln + shift, ln):
             if 0 < guess <= len(lines) and line_hash(lines[guess - 1]) == h:
                 where[ln] = guess
