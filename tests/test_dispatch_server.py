@@ -42,6 +42,12 @@ async def _publish(client: LanguageClient, uri: str, pred):
             return p
 
 
+async def _lens_titles(client: LanguageClient, uri: str) -> set[tuple[int, str]]:
+    """(0-based line, title) of the document's code lenses."""
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    return {(lens.range.start.line, lens.command.title) for lens in lenses}
+
+
 @pytest.mark.asyncio(loop_scope="function")
 async def test_attribution_lenses_and_dispatch_ir(client: LanguageClient, tmp_path):
     path = tmp_path / "repro.mlir"
@@ -54,8 +60,7 @@ async def test_attribution_lenses_and_dispatch_ir(client: LanguageClient, tmp_pa
     assert extra.name == "_initializer_1_dispatch_0" and extra.location.line == 24
     assert len(result.attribution.dispatches) == 4
 
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
-    titles = {(lens.range.start.line, lens.command.title) for lens in lenses}
+    titles = await _lens_titles(client, uri)
     assert (0, "4 dispatches (default), 3 with the asserts removed (-1)") in titles
     assert (5, "@main: 4 dispatches (2 hoisted into initializers)") in titles
     assert (23, "dispatch _initializer_1_dispatch_0 exists only because of cf.assert: gone with the asserts "
@@ -148,3 +153,40 @@ async def test_code_lenses_refreshed_when_a_count_finishes(tmp_path, client_name
         # answer also comes after any refresh the count sent, so none came for Neovim's caps.
         assert (await top_lens()).title == "4 dispatches (default), 3 with the asserts removed (-1)"
         assert refreshes == ([None] if refresh_support else [])
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_lenses_against_a_baseline(client: LanguageClient, tmp_path):
+    """Setting dispatch.baseline: the lenses say how the count differs from the baseline and
+    mark the op whose dispatch is new, with its cause."""
+    import subprocess
+
+    from tests.test_dispatch_diff import fixed_copy
+
+    path = tmp_path / "repro.mlir"
+    fixed_copy(REPRO, path, tmp_path)
+    made = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts", "--dispatch-count", "--update-baseline",
+                           "--baseline", "b.json", "repro.mlir"], cwd=tmp_path, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    path.write_text(REPRO.read_text())  # the asserts are back: one dispatch more than the baseline
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"mlirLsp": {"dispatch": {"baseline": str(tmp_path / "b.json"), "trigger": "manual"}}}))
+    uri = path.as_uri()
+    _open(client, uri, path.read_text())
+    result = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert result.baseline.delta == 1 and result.baseline.flow_dispatches == 3 and result.baseline.key == "repro.mlir"
+    assert [e.name for e in result.baseline.new] == ["_initializer_1_dispatch_0"]
+    titles = await _lens_titles(client, uri)
+    assert (0, "4 dispatches (default), 3 with the asserts removed (-1); +1 vs baseline") in titles
+    assert (5, "@main: 4 dispatches (2 hoisted into initializers) (+1 vs baseline)") in titles
+    assert (23, "new vs baseline: dispatch _initializer_1_dispatch_0: holds cf.assert (MLA001 at lines 29, 31); "
+                "hoisted initializer") in titles
+
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"mlirLsp": {"dispatch": {"baseline": str(tmp_path / "missing.json"), "trigger": "manual"}}}))
+    result = await client.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri})
+    assert "baseline file not found" in result.baseline.error
+    titles = await _lens_titles(client, uri)
+    (top,) = [title for line, title in titles if line == 0]
+    assert "; baseline: " in top and "missing.json: baseline file not found" in top
+    assert not any(title.startswith("new vs baseline") for _line, title in titles)

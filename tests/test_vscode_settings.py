@@ -70,6 +70,7 @@ CHANGED = {"select": ["MLA001"], "ignore": ["MLA003"], "severity": {"MLA001": "e
            "dispatch.enabled": False, "dispatch.trigger": "idle", "dispatch.idleMs": 10, "dispatch.timeout": 5,
            "dispatch.autoMaxMegabytes": 1, "dispatch.attribution": False, "dispatch.profile": "mine",
            "dispatch.flags": ["--x"], "dispatch.whatIf": "assume", "dispatch.compilerPath": "/opt/iree-compile",
+           "dispatch.baseline": "ci/dispatch-baseline.json",
            "workspace.watch": False, "workspace.maxFiles": 3, "workspace.maxFileMegabytes": 1}
 
 

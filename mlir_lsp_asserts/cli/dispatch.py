@@ -10,7 +10,7 @@ import time
 from ..dispatch.budget import Baseline, BaselineError, judge, load_baseline, save_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.diff import Side, compact, diff, entry_text, expand
+from ..dispatch.diff import Side, against_baseline, compact, entry_text
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
@@ -182,19 +182,17 @@ def run_dispatch_count(args) -> int:
 def explain_over_baseline(pv, lines: list[str], baseline: Baseline, baseline_path: str,
                           limit: int = 20) -> list[str]:
     """The dispatches a count over its baseline has that the baseline's attribution has not."""
-    stored = baseline.stored(pv.path, pv.profile)
-    golden = baseline.counts.get(pv.path, {}).get(pv.profile)
-    before = expand(stored, lines) if stored is not None else None
-    if before is None or golden is None:
-        return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
-                "--update-baseline to see which dispatches are new"]
     cur = Side("current", pv.path, pv.flow_dispatches, pv.per_function, pv.attribution["dispatches"], lines,
                pv.compiler_version, pv.profile)
-    r = diff(cur, Side(f"baseline {baseline_path}", pv.path, golden, {}, before, None, None, pv.profile))
+    got = against_baseline(cur, baseline, pv.path, "the baseline")
+    if got is None or got[0]["new"] is None:
+        return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
+                "--update-baseline to see which dispatches are new"]
+    new = got[0]["new"]
     out = [f"{e['file']}:{e['location']['line']}:{e['location']['column']}: {entry_text(e, 'new', 'the baseline')}"
-           if e["location"] else f"{e['file']}: {entry_text(e, 'new', 'the baseline')}" for e in r["new"][:limit]]
-    if len(r["new"]) > limit:
-        out.append(f"mlir-lsp: ... {len(r['new']) - limit} more new dispatches (mlir-lsp --dispatch-diff "
+           if e["location"] else f"{e['file']}: {entry_text(e, 'new', 'the baseline')}" for e in new[:limit]]
+    if len(new) > limit:
+        out.append(f"mlir-lsp: ... {len(new) - limit} more new dispatches (mlir-lsp --dispatch-diff "
                    f"--against-baseline --baseline {baseline_path} {pv.path})")
     return out
 

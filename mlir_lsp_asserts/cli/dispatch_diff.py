@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..dispatch.budget import BaselineError, load_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
-from ..dispatch.diff import Side, compiled_side, diff, entry_text, expand
+from ..dispatch.diff import against_baseline, compiled_side, diff, entry_text
 from ..dispatch.flags import profile_flags, split_flags
 from ..source import SourceError, decode
 from .dispatch import _user_profiles
@@ -154,17 +154,11 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
     if baseline is not None:
         cur = compiled_side(counter, "current", path, text, flags, args.profile,
                             input_path=None if is_bytecode else path)
-        stored = baseline.stored(path, args.profile)
-        golden = baseline.counts.get(path, {}).get(args.profile)
-        dispatches = expand(stored, cur.lines) if stored is not None else None
-        if dispatches is None or golden is None:
+        got = against_baseline(cur, baseline, path, label)
+        if got is None or got[0]["new"] is None:
             raise BaselineError(f"{args.baseline} stores no attribution for {path} with profile {args.profile!r} "
                                 "(write it with --dispatch-count --update-baseline)")
-        per: dict[str, int] = {}
-        for d in dispatches:
-            per[d["function"]] = per.get(d["function"], 0) + 1
-        other = Side(label, path, golden, per, dispatches, None, None, args.profile)
-        return diff(cur, other)
+        return got[0]
     if args.against:
         other_text, other_bc = _read(args.against)
         other_path, other_input = args.against, None if other_bc else args.against

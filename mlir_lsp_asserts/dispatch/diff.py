@@ -17,12 +17,14 @@ What is left on one side is explained where a cause is visible:
 from __future__ import annotations
 
 import difflib
+import os
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..check import check_text
 from .attribution import describe, dispatch_name, place, unmatched
+from .budget import Baseline
 from .count import DispatchCounter
 
 
@@ -273,6 +275,37 @@ def expand(stored: dict, lines: list[str]) -> list[dict] | None:
         raw.append({"name": name, "function": function, "location": [r, _col(lines, r)] if r else None,
                     "sources": moved})
     return describe(raw, lines)
+
+
+def baseline_key(baseline: Baseline, path: str, folders: list[str]) -> str | None:
+    """The key under which `baseline` holds the file at `path`: keys are paths as given to the
+    CLI, so relative ones are tried against each of `folders` (workspace roots, the baseline's
+    own folder)."""
+    target = os.path.realpath(path)
+    for key in baseline.counts:
+        cands = [key] if os.path.isabs(key) else [os.path.join(f, key) for f in folders]
+        if any(os.path.realpath(c) == target for c in cands):
+            return key
+    return None
+
+
+def against_baseline(current: Side, baseline: Baseline, key: str, label: str) -> tuple[dict, list[dict] | None] | None:
+    """(the diff of `current` against what `baseline` stores for `key` and the current profile,
+    the baseline's dispatches in the current lines); None when the baseline has no count for
+    them. With a count but no attribution (a version-1 baseline) the diff has `new` and `gone`
+    None: the count says how many, not which."""
+    golden = baseline.counts.get(key, {}).get(current.profile)
+    if not isinstance(golden, int):
+        return None
+    stored = baseline.stored(key, current.profile)
+    before = expand(stored, current.lines or []) if stored is not None else None
+    if before is None:
+        side = Side(label, current.path, golden, {}, [], None, None, current.profile)
+        return {**diff(current, side), "new": None, "gone": None}, None
+    per: dict[str, int] = {}
+    for d in before:
+        per[d["function"]] = per.get(d["function"], 0) + 1
+    return diff(current, Side(label, current.path, golden, per, before, None, None, current.profile)), before
 
 
 def _col(lines: list[str], line: int | None) -> int:

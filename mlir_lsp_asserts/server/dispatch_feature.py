@@ -1,11 +1,14 @@
 """Dispatch-count previews in the editor: the `mlirLsp/dispatchCount` request, a command, a
 code lens at the top of the document with the count, the what-if count and the delta (and, with
-attribution, one per function and one on each op whose dispatch exists only because of asserts),
+attribution, one per function and one on each op whose dispatch exists only because of asserts;
+with a baseline (`dispatch.baseline`), how each function's count differs from it and one on
+each op whose dispatch is new, with the cause),
 `mlirLsp/dispatchIR` / `mlirLsp.showDispatchIR` (the dispatch-creation output, for a virtual
 document), and the compiler's own errors as diagnostics (source `iree-compile`)."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import uuid
@@ -14,11 +17,13 @@ from typing import NamedTuple
 from lsprotocol import types
 
 from ..dispatch.compiler import CompilerError, find_compiler, other_release_syntax
+from ..dispatch.budget import BaselineError, load_baseline
 from ..dispatch.count import DispatchCounter, preview
+from ..dispatch.diff import Side, against_baseline, baseline_key, cause_text
 from ..dispatch.flags import profile_flags
 from ..rules import doc_url
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
-from . import guards
+from . import guards, workspace_feature
 from .options import DispatchOptions
 from .progress import Progress
 
@@ -147,7 +152,10 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
             state.running.pop(uri, None)
     result = pv.as_json()
     result["version"] = version
-    lenses = attribution_lenses(text, result)
+    before = None
+    if opts.baseline:
+        result["baseline"], before = baseline_result(ls, path, text, result)
+    lenses = attribution_lenses(text, result, before)
     with state.lock:
         state.results[uri] = (version, result)
         state.lenses[uri] = (version, lenses)
@@ -157,9 +165,39 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
     return result
 
 
-def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
+def baseline_result(ls, path: str, text: str, result: dict) -> tuple[dict, list[dict] | None]:
+    """(`result["baseline"]`: the file, its count and the difference, the new dispatches with
+    their causes; or an `error`), and the baseline's dispatches in the document's lines."""
+    opts = ls.options.dispatch
+    folders = workspace_feature.roots(ls)
+    file = opts.baseline
+    if not os.path.isabs(file):
+        file = os.path.join(folders[0] if folders else os.path.dirname(os.path.abspath(path)), file)
+    try:
+        baseline = load_baseline(file)
+    except BaselineError as e:
+        return {"file": file, "error": str(e)}, None
+    key = baseline_key(baseline, path, [*folders, os.path.dirname(file)])
+    if key is None:
+        return {"file": file, "error": f"{os.path.basename(file)} has no count for this file"}, None
+    attr = result.get("attribution") or {}
+    cur = Side("current", path, result["flow_dispatches"], result["per_function"], attr.get("dispatches") or [],
+               text.split("\n"), result["compiler_version"], result["profile"])
+    got = against_baseline(cur, baseline, key, "the baseline")
+    if got is None:
+        return {"file": file, "error": f"{os.path.basename(file)} has no count for profile {result['profile']!r}"}, None
+    d, before = got
+    if not attr:  # without attribution: the counts only
+        d["new"] = d["gone"] = before = None
+    return {"file": file, "key": key, "flow_dispatches": d["against"]["flow_dispatches"], "delta": d["delta"],
+            "new": d["new"], "gone": d["gone"]}, before
+
+
+def attribution_lenses(text: str, result: dict, before: list[dict] | None = None) -> list[tuple[int, str]]:
     """(0-based line, title) of the lenses attribution gives: per source function, the dispatches
-    whose root op lies in it; on each op whose dispatch exists only because of asserts, its name."""
+    whose root op lies in it (and how that differs from the baseline's `before`); on each op
+    whose dispatch exists only because of asserts, its name; on each op whose dispatch the
+    baseline has not, its name and cause."""
     attr = result.get("attribution")
     if not attr:
         return []
@@ -181,11 +219,19 @@ def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
             title = f"@{name}: {len(mine)} dispatch{'es' if len(mine) != 1 else ''}"
             if hoisted:
                 title += f" ({hoisted} hoisted into initializers)"
+            if before is not None:
+                was = sum(1 for d in before if d["location"] and first <= d["location"]["line"] <= last)
+                if was != len(mine):
+                    title += f" ({len(mine) - was:+d} vs baseline)"
             out.append((first - 1, title))
     for d in (result.get("what_if") or {}).get("only_because_of_asserts") or []:
         if d["location"]:
             out.append((d["location"]["line"] - 1,
                         f"dispatch {d['name']} exists only because of cf.assert: gone with the asserts removed"))
+    for e in (result.get("baseline") or {}).get("new") or []:
+        if e["location"]:
+            why = "; ".join(cause_text(c) for c in e["causes"]) or "no cause visible"
+            out.append((e["location"]["line"] - 1, f"new vs baseline: dispatch {e['name']}: {why}"))
     return out
 
 
@@ -310,6 +356,11 @@ def lens_title(result: dict) -> str:
     w = result.get("what_if")
     if w:
         title += f", {w['flow_dispatches']} with the asserts removed ({w['flow_dispatches'] - result['flow_dispatches']:+d})"
+    b = result.get("baseline")
+    if b and "error" in b:
+        title += f"; baseline: {b['error'][:100]}"
+    elif b:
+        title += f"; {b['delta']:+d} vs baseline" if b["delta"] else "; same as baseline"
     return title
 
 

@@ -48,6 +48,9 @@ class DispatchOptions:
     extra_flags: tuple[str, ...] = _key("flags", default=())
     what_if: str = _key("whatIf", default="strip")
     compiler_path: str | None = _key("compilerPath", default=None)
+    # A baseline file (`--update-baseline`; relative: to the workspace folder): the lenses say
+    # what differs from it and which dispatches are new.
+    baseline: str | None = _key("baseline", default=None)
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,11 @@ def _dispatch(opts: dict, cur: DispatchOptions, warn, refuse_compiler) -> Dispat
             warn(f"{problem}; setting ignored")
         else:
             new["compiler_path"] = str(d["compilerPath"]) if d["compilerPath"] else None
+    if "baseline" in d:
+        if d["baseline"] is None or isinstance(d["baseline"], str):
+            new["baseline"] = d["baseline"] or None
+        else:
+            warn("dispatch.baseline must be a file path or null; default kept")
     return replace(cur, **new)
 
 
