@@ -136,3 +136,16 @@ def test_listed_config_profile_is_the_one_counted(tmp_path):
     item, _ = count(tmp_path, "--config", cfg, "--profile", "gfx90a-o1")
     # O1 strips the asserts (--iree-opt-strip-assertions, see FACTS): 3, not 4
     assert item["flow_dispatches"] == 3
+
+
+def test_a_config_that_cannot_be_read_is_an_error_not_missing_profiles(tmp_path):
+    """A broken config names its problem; its profiles do not silently vanish from the list or
+    turn into "unknown profile"."""
+    cfg = tmp_path / "mlir-lsp.toml"
+    cfg.write_text("[profiles.mine]\nflags = 3\n")
+    for args in (("--list-profiles", "--config", cfg), ("--dispatch-count", "--config", cfg, "--profile", "mine", REPRO),
+                 ("--dispatch-diff", "--config", cfg, "--against-profile", "mine", REPRO)):
+        r = run_cli(*args, cwd=tmp_path)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert "profiles.mine.flags must be a list of strings" in r.stderr and "unknown profile" not in r.stderr
+        assert not r.stdout.strip()

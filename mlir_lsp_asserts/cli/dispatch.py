@@ -6,8 +6,16 @@ import json
 import sys
 import threading
 import time
+from pathlib import Path
 
-from ..dispatch.budget import Baseline, BaselineError, judge, load_baseline, save_baseline
+from ..config import settings_for
+from ..dispatch.budget import (
+    Baseline,
+    BaselineError,
+    judge,
+    load_baseline,
+    save_baseline,
+)
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.diff import Side, against_baseline, compact, entry_text
@@ -73,7 +81,7 @@ def run_dispatch_count(args) -> int:
         print("mlir-lsp: error: --dispatch-count needs at least one FILE", file=sys.stderr)
         return 2
     try:
-        flags = profile_flags(args.profile, _user_profiles(args))
+        flags = profile_flags(args.profile, user_profiles(args))
         if args.flags:
             flags += split_flags(args.flags)
         compiler = find_compiler(args.compiler)
@@ -200,7 +208,11 @@ def explain_over_baseline(pv, lines: list[str], baseline: Baseline, baseline_pat
 def run_list_profiles(args) -> int:
     import shlex
 
-    profiles = list_profiles(_user_profiles(args))
+    try:
+        profiles = list_profiles(user_profiles(args))
+    except ValueError as e:
+        print(f"mlir-lsp: error: {e}", file=sys.stderr)
+        return 2
     if args.output_format == "json":
         print(json.dumps(profiles, indent=2))
         return 0
@@ -246,13 +258,8 @@ def attribution_lines(r, limit: int = 10) -> list[str]:
     return out
 
 
-def _user_profiles(args) -> dict[str, list[str]]:
-    from pathlib import Path
-
-    from ..config import ConfigError, settings_for
-
-    try:
-        s = settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)
-    except ConfigError:
-        return {}
+def user_profiles(args) -> dict[str, list[str]]:
+    """The config's profiles (`--config`, else the one found from the first FILE). A config that
+    cannot be read raises its ConfigError (a ValueError): a profile of it must not just vanish."""
+    s = settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)
     return {k: list(v) for k, v in s.profiles}

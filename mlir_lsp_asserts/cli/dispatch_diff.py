@@ -21,7 +21,7 @@ from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import against_baseline, compiled_side, diff, entry_text
 from ..dispatch.flags import profile_flags, split_flags
 from ..source import SourceError, decode
-from .dispatch import _user_profiles
+from .dispatch import user_profiles
 from .output import _gh_escape
 
 FORMATS = ("concise", "full", "json", "github")
@@ -87,7 +87,7 @@ def run_dispatch_diff(args) -> int:
     if args.against_baseline and not args.baseline:
         return _error("--against-baseline needs --baseline FILE.json")
     try:
-        user = _user_profiles(args)
+        user = user_profiles(args)
         flags = profile_flags(args.profile, user) + (split_flags(args.flags) if args.flags else [])
         other_extra = args.against_flags if args.against_flags is not None else args.flags
         other_flags = (profile_flags(args.against_profile or args.profile, user)
