@@ -10,8 +10,10 @@ from pathlib import Path
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """Files to check under `paths` and messages about paths that gave none."""
+def discover(paths: list[str], exclude: tuple[str, ...] = (), force_exclude: bool = False) -> tuple[list[str], list[str]]:
+    """Files to check under `paths` and messages about paths that gave none. The `exclude`
+    patterns apply to the folder walk; with `force_exclude` to files named in `paths` too (as
+    ruff's `--force-exclude`, for pre-commit, which names every staged file)."""
     files: list[str] = []
     problems: list[str] = []
     for p in paths:
@@ -31,14 +33,18 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> tuple[list[str]
                 problems.append(f"{p}: no .mlir or .mlirbc files found")
             files.extend(found)
         elif path.exists():
-            files.append(p)
+            if not (force_exclude and _excluded(p, exclude)):
+                files.append(p)
         else:
             problems.append(f"{p}: no such file or directory")
     return files, problems
 
 
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(path, pat) or fnmatch.fnmatch(os.path.basename(path), pat) for pat in exclude)
+    """Whether a pattern matches the path as given, as normalised (`./a/b.mlir` is `a/b.mlir`),
+    or its file name."""
+    forms = {path, os.path.normpath(path), os.path.basename(path)}
+    return any(fnmatch.fnmatch(form, os.path.normpath(pat)) for pat in exclude for form in forms)
 
 
 TMP_SUFFIX = ".mlir-lsp.tmp"

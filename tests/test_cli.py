@@ -283,6 +283,21 @@ def test_directories_recurse(tmp_path):
     assert len(data) == 5 and r.returncode == 1
 
 
+def test_exclude_walks_always_and_named_files_with_force_exclude(tmp_path):
+    write(tmp_path, "mlir-lsp.toml", 'exclude = ["third_party/*"]\n')
+    write(tmp_path, "third_party/vendored.mlir", HOST)
+    write(tmp_path, "model/own.mlir", HOST)
+    walked = run_cli("--check", "--output-format", "json", ".", cwd=tmp_path)
+    assert {d["path"] for d in json.loads(walked.stdout)} == {"./model/own.mlir"}
+    named = run_cli("--check", "-q", "third_party/vendored.mlir", cwd=tmp_path)
+    assert named.returncode == 1  # named on purpose: checked, as ruff does
+    for form in ("third_party/vendored.mlir", "./third_party/vendored.mlir"):
+        forced = run_cli("--check", "--force-exclude", form, "model/own.mlir", cwd=tmp_path)
+        assert forced.returncode == 1 and [m["path"] for m in forced.concise()] == ["model/own.mlir"], form
+    alone = run_cli("--check", "--force-exclude", "./third_party/vendored.mlir", cwd=tmp_path)
+    assert alone.returncode == 0 and alone.stdout == ""
+
+
 def test_shared_fixtures_directory():
     r = run_cli("--check", "-q", FIXTURES)
     assert r.returncode == 1

@@ -161,6 +161,19 @@ def test_clean_files_pass_and_other_files_are_skipped(tmp_path, hook_repo, env):
 
 
 @pytest.mark.slow
+def test_the_configs_exclude_applies_to_staged_files(tmp_path, hook_repo, env):
+    """pre-commit names every staged file; the config's exclude still keeps vendored IR out."""
+    proj = make_project(tmp_path, hook_repo, env, "mlir-lsp-check")
+    stage(proj, env, "mlir-lsp.toml", 'exclude = ["third_party/*"]\n')
+    stage(proj, env, "third_party/vendored.mlir", BAD)
+    r = run(proj, env, "mlir-lsp-check")
+    assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr
+    stage(proj, env, "model/gather.mlir", BAD)
+    r = run(proj, env, "mlir-lsp-check")
+    assert r.returncode == 1 and "model/gather.mlir:18:5: MLA001" in r.stdout and "third_party" not in r.stdout
+
+
+@pytest.mark.slow
 def test_installed_hook_blocks_the_commit(tmp_path, hook_repo, env):
     """`pre-commit install`, then plain `git commit`: refused with the finding shown, accepted
     once the file is clean."""
@@ -199,7 +212,7 @@ repos:
   hooks:
   - id: mlir-lsp-check
     name: mlir-lsp check
-    entry: mlir-lsp --check
+    entry: mlir-lsp --check --force-exclude
     language: system
     files: \\.mlir(bc)?$
     require_serial: true

@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     c.add_argument("--watch", action="store_true", help="check again whenever a file changes")
     c.add_argument("--stdin-filename", metavar="NAME", help="name to report for - (stdin)")
+    c.add_argument("--force-exclude", action="store_true",
+                   help="apply the config's exclude patterns to files named on the command line too (pre-commit)")
     c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
     f = p.add_argument_group("fix")
@@ -190,7 +192,7 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
         exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
     except ConfigError:
         exclude = ()  # the bad config is reported per file, with the file's name
-    files, problems = discover(args.paths, exclude)
+    files, problems = discover(args.paths, exclude, force_exclude=args.force_exclude)
     stdin_data = None
     if "-" in files:
         stdin_data = sys.stdin.buffer.read()
