@@ -136,3 +136,16 @@ def test_torch_ops_lowering_to_asserts_are_traced_by_location(tmp_path):
     assert item["flow_dispatches"] == item["what_if"]["flow_dispatches"] == 269  # clip_l alone: no difference
     concise = mlir_lsp("--dispatch-count", "--what-if", torch, cache=tmp_path)
     assert f"{torch}:210:10: MLA004 `torch.aten.embedding` lowers to 2 cf.assert" in concise.stdout
+
+
+def test_a_file_in_another_releases_syntax_says_so(tmp_path):
+    """The seed (IREE's `!flow.dispatch.tensor` of older releases): not a compile failure of the
+    file but a compiler that cannot read it, and which one to use instead."""
+    from conftest import SEED
+
+    p = mlir_lsp("--dispatch-count", SEED, cache=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"mlir-lsp: error: {SEED}: iree-compile 3.13")
+    assert "cannot read this file's IREE syntax (unknown Flow type: dispatch.tensor at line 13)" in last
+    assert "--compiler PATH" in last

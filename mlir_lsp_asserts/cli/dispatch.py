@@ -16,7 +16,7 @@ from ..dispatch.budget import (
     load_baseline,
     save_baseline,
 )
-from ..dispatch.compiler import CompilerError, find_compiler
+from ..dispatch.compiler import CompilerError, find_compiler, other_release_message, other_release_syntax
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.diff import Side, against_baseline, compact, entry_text
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
@@ -116,6 +116,10 @@ def run_dispatch_count(args) -> int:
             for line in compile_error_lines(path, getattr(e, "diagnostics", [])):
                 print(line, file=sys.stderr)
             msg = getattr(e, "strerror", None) or str(e)
+            syntax = other_release_syntax(getattr(e, "diagnostics", None) or [])
+            if syntax is not None:  # not the file's fault: another release's compiler reads it
+                msg = (f"{other_release_message(compiler.version, syntax)}; it is probably another IREE "
+                       "release's: count it with that release's iree-compile (--compiler PATH)")
             print(f"mlir-lsp: error: {path}: {msg}", file=sys.stderr)
             errors += 1
             continue

@@ -279,3 +279,9 @@ def other_release_syntax(errors: list[dict]) -> dict | None:
     syntax (this compiler cannot read it, whatever the file means), or None."""
     return next((e for e in errors if e.get("severity") == "error" and OTHER_RELEASE_SYNTAX.search(e["message"])),
                 None)
+
+
+def other_release_message(version: str, syntax: dict) -> str:
+    """What to say instead of the compiler's error when `other_release_syntax` found one."""
+    where = f" at line {syntax['line']}" if syntax.get("line") else ""
+    return f"iree-compile {version} cannot read this file's IREE syntax ({syntax['message']}{where})"

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from lsprotocol import types
 
-from ..dispatch.compiler import CompilerError, find_compiler, other_release_syntax
+from ..dispatch.compiler import CompilerError, find_compiler, other_release_message, other_release_syntax
 from ..dispatch.budget import BaselineError, load_baseline
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.diff import Side, against_baseline, baseline_key, cause_text
@@ -134,8 +134,7 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
         syntax = other_release_syntax(result["compile_errors"])
         if syntax is not None:  # not an error of the file: this compiler reads another release's syntax
             result["unsupported_syntax"] = True
-            result["error"] = (f"n/a ({OLDER_SYNTAX}): iree-compile {own.compiler.version} cannot read "
-                               f"this file's IREE syntax ({syntax['message']})")
+            result["error"] = f"n/a ({OLDER_SYNTAX}): {other_release_message(own.compiler.version, syntax)}"
         with state.lock:
             state.results[uri] = (version, result)
             state.lenses.pop(uri, None)
