@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast bench soak clean vscode-setup vscode-check
+.PHONY: setup demo test test-fast bench soak clean vscode-setup vscode-check old-iree
 
 setup: $(STAMP)
 
@@ -26,6 +26,15 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# An older IREE release in a venv of its own, for the two-compiler dispatch diff test
+# (tests/test_dispatch_diff.py): 3.3.0 (March 2025) still reads the IREE syntax of the seed.
+OLD_IREE := .venv-iree-3.3
+old-iree: $(OLD_IREE)/bin/iree-compile
+
+$(OLD_IREE)/bin/iree-compile:
+	@test -x $(OLD_IREE)/bin/python || $(PYTHON) -m venv $(OLD_IREE)
+	$(OLD_IREE)/bin/python -m pip install --quiet iree-base-compiler==3.3.0
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -130,15 +130,21 @@ def test_two_compilers(tmp_path):
     r = diff_json(f, "--against-compiler", other, cache=tmp_path, code=0)
     assert r["delta"] == 0 and r["new"] == r["gone"] == []
     assert r["current"]["compiler_version"] == r["against"]["compiler_version"]
+    # a compiler that crashes on one file: that file's error names the side that failed (not
+    # the side cancelled for it), and the next file is still compared
     crash = tmp_path / "crash" / "iree-compile"
     crash.parent.mkdir()
-    crash.write_text("#!/bin/sh\ncase \"$*\" in *--version*) echo 'IREE (https://iree.dev):'; "
-                     "echo '  IREE compiler version 9.9.9 @ x'; exit 0;; esac\necho boom >&2\nkill -SEGV $$\n")
+    crash.write_text(f"#!/bin/sh\ncase \"$*\" in *first.mlir*) echo boom >&2; kill -SEGV $$;; esac\n"
+                     f"exec {real} \"$@\"\n")
     crash.chmod(0o755)
-    p = mlir_lsp("--dispatch-diff", "--against-compiler", crash, f, cache=tmp_path)
+    first = tmp_path / "first.mlir"
+    shutil.copyfile(f, first)
+    p = mlir_lsp("--dispatch-diff", "--against-compiler", crash, first, f, cache=tmp_path)
     assert p.returncode == 2, p.stdout + p.stderr
-    assert "Traceback" not in p.stderr and f"mlir-lsp: error: {f}:" in p.stderr
-    assert not p.stdout.strip()
+    assert "Traceback" not in p.stderr and "cancelled" not in p.stderr
+    assert f"mlir-lsp: error: {first}: the other side (iree-compile 3.13" in p.stderr
+    assert "iree-compile crashed (SIGSEGV): boom" in p.stderr
+    assert p.stdout.startswith(f"{f}: 4 dispatches, 4 with iree-compile 3.13")
 
 
 def test_baseline_stores_attribution_and_explains_a_count_over_it(tmp_path):
@@ -214,3 +220,22 @@ def test_prompt_encoder_against_its_fixed_self(tmp_path):
         assert [c["kind"] for c in new["causes"]][:2] == ["assert", "hoisted-initializer"]
         ops = {s["op"] for s in new["sources"]}
         assert {"tensor.extract", "cf.assert"} <= ops  # a gather, with its asserts
+
+
+OLD_IREE = Path(__file__).resolve().parents[1] / ".venv-iree-3.3" / "bin" / "iree-compile"
+
+
+@pytest.mark.skipif(not OLD_IREE.exists(), reason="no IREE 3.3 beside the checkout: make old-iree (.ci/run does)")
+def test_two_iree_releases(tmp_path):
+    """The repro with IREE 3.13 and IREE 3.3 (March 2025) from another venv: 3.3 names the HIP
+    target the old way (the profile's flag is translated for it); both form 4 dispatches."""
+    f = repro_copy(tmp_path)
+    p = mlir_lsp("--dispatch-diff", "--output-format", "json", f, "--against-compiler", OLD_IREE,
+                 "--flags=--iree-opt-const-eval=false", cache=tmp_path)  # 3.3 const-evals parameters, and fails
+    assert p.returncode == 0, p.stderr
+    (r,) = json.loads(p.stdout)
+    assert r["current"]["compiler_version"].startswith("3.13") and r["against"]["compiler_version"].startswith("3.3.")
+    assert r["against"]["label"] == f"iree-compile {r['against']['compiler_version']} ({OLD_IREE})"
+    assert "--iree-hip-target=gfx942" in r["against"]["flags"] and "--iree-rocm-target=gfx942" in r["current"]["flags"]
+    assert "translated --iree-rocm-target=gfx942 -> --iree-hip-target=gfx942" in r["against"]["notes"]
+    assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"], r["new"], r["gone"]) == (4, 4, [], [])

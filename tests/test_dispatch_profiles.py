@@ -149,3 +149,19 @@ def test_a_config_that_cannot_be_read_is_an_error_not_missing_profiles(tmp_path)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert "profiles.mine.flags must be a list of strings" in r.stderr and "unknown profile" not in r.stderr
         assert not r.stdout.strip()
+
+
+def test_flags_are_translated_both_ways_between_releases():
+    """Old names for a new compiler, and 3.13's names for an older one (IREE 3.3 knows only
+    `--iree-hip-*`); a flag neither knows is dropped with a warning."""
+    from mlir_lsp_asserts.dispatch.flags import translate
+
+    new = frozenset({"iree-hal-target-device", "iree-rocm-target", "iree-rocm-waves-per-eu"})
+    old = frozenset({"iree-hal-target-device", "iree-hip-target", "iree-hip-waves-per-eu"})
+    assert translate(["--iree-hip-target=gfx942", "--iree-hip-waves-per-eu=2"], new).flags == [
+        "--iree-rocm-target=gfx942", "--iree-rocm-waves-per-eu=2"]
+    rep = translate(["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942", "--iree-rocm-waves-per-eu=2",
+                     "--iree-opt-level=O3"], old)
+    assert rep.flags == ["--iree-hal-target-device=hip", "--iree-hip-target=gfx942", "--iree-hip-waves-per-eu=2"]
+    assert "translated --iree-rocm-target=gfx942 -> --iree-hip-target=gfx942" in rep.notes
+    assert rep.warnings == ["dropped --iree-opt-level=O3: this iree-compile has no such flag"]

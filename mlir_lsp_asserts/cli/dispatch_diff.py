@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from ..dispatch.budget import BaselineError, load_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
@@ -167,17 +167,33 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
     else:
         other_text, other_path, other_input = text, path, None if is_bytecode else path
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        fc = pool.submit(compiled_side, counter, "current", path, text, flags, args.profile,
-                         input_path=None if is_bytecode else path)
-        fo = pool.submit(compiled_side, other_counter, label, other_path, other_text, other_flags, other_profile,
-                         input_path=other_input)
+        fc = pool.submit(_side, counter, "current", path, text, flags, args.profile, None if is_bytecode else path)
+        fo = pool.submit(_side, other_counter, label, other_path, other_text, other_flags, other_profile, other_input)
         try:
+            done, _ = wait((fc, fo), return_when=FIRST_EXCEPTION)
+            failed = next((f for f in (fc, fo) if f in done and f.exception() is not None), None)
+            if failed is not None:
+                raise failed.exception()  # the side that failed, not the other one cancelled for it
             cur, other = fc.result(), fo.result()
         except BaseException:
             counter.cancel_all()  # the other side too, also a compile it has yet to start
             other_counter.cancel_all()
             raise
+        finally:
+            pool.shutdown(wait=True)
+            counter.cancelled = other_counter.cancelled = False  # the next FILE is counted again
     return diff(cur, other)
+
+
+def _side(counter, label, path, text, flags, profile, input_path):
+    """One side's compile; a failure says which side it is (`the other side (LABEL)`)."""
+    try:
+        return compiled_side(counter, label, path, text, flags, profile, input_path=input_path)
+    except CompilerError as e:
+        if str(e) == "cancelled":
+            raise
+        which = "this side" if label == "current" else f"the other side ({label})"
+        raise CompilerError(f"{which}: {e}", e.diagnostics) from None
 
 
 def _where(e: dict) -> str:

@@ -84,6 +84,19 @@ def _name(flag: str) -> str:
     return flag.lstrip("-").split("=", 1)[0]
 
 
+def _renames(name: str) -> list[str]:
+    """Other releases' names of a flag: newer ones (for a flag from an older release) first,
+    then older ones (3.13's names given to an older compiler, e.g. 3.3's `--iree-hip-target`)."""
+    out = [NAME_RENAMES[name]] if name in NAME_RENAMES else []
+    out += [old for old, new in NAME_RENAMES.items() if new == name]
+    for old, new in PREFIX_RENAMES:
+        if name.startswith(old):
+            out.append(new + name[len(old):])
+        if name.startswith(new):
+            out.append(old + name[len(new):])
+    return out
+
+
 def translate(flags: list[str], known: frozenset[str]) -> FlagReport:
     """Translate renamed flags and drop unknown ones for a compiler that knows `known`."""
     rep = FlagReport([])
@@ -99,12 +112,8 @@ def translate(flags: list[str], known: frozenset[str]) -> FlagReport:
         new = EXACT_RENAMES.get(flag, flag)
         name = _name(new)
         if name not in known:
-            renamed = NAME_RENAMES.get(name)
-            if renamed is None:
-                for old, repl in PREFIX_RENAMES:
-                    if name.startswith(old):
-                        renamed = repl + name[len(old):]
-            if renamed and renamed in known:
+            renamed = next((r for r in _renames(name) if r in known), None)
+            if renamed:
                 dashes = new[: len(new) - len(new.lstrip("-"))]
                 new = dashes + renamed + new[len(dashes) + len(name):]
         if new != flag:
