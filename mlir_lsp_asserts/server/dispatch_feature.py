@@ -16,6 +16,7 @@ from lsprotocol import types
 from ..dispatch.compiler import CompilerError, find_compiler, other_release_syntax
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.flags import profile_flags
+from ..dispatch.measured_cost import Measurement
 from ..rules import doc_url
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from . import guards
@@ -43,6 +44,8 @@ class DispatchState:
         self.timers: dict[str, threading.Timer] = {}
         # uri -> (version, done): a count in progress, shared by requests for the same version
         self.inflight: dict[str, tuple[object, threading.Event]] = {}
+        # uri -> (version, what the last what-if measured), for the findings of that version only
+        self.measured: dict[str, tuple[int | None, Measurement]] = {}
 
     def cancel(self, uri: str) -> None:
         """A new edit: the pending timer is dropped and the running compile killed at once."""
@@ -52,6 +55,13 @@ class DispatchState:
         running = self.running.pop(uri, None)
         if running is not None:
             running.cancel_all()
+
+    def forget(self, uri: str) -> None:
+        """A closed document: its previews go (reopened, the same version may hold another text)."""
+        self.cancel(uri)
+        with self.lock:
+            for table in (self.results, self.lenses, self.measured):
+                table.pop(uri, None)
 
     def counter_for(self, opts: DispatchOptions) -> DispatchCounter:
         """A counter of its own for one compile (own processes, cancelled per document), sharing
@@ -134,6 +144,7 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
         with state.lock:
             state.results[uri] = (version, result)
             state.lenses.pop(uri, None)
+            had_diagnostics |= state.measured.pop(uri, None) is not None
         if interactive:
             kind = types.MessageType.Info if syntax is not None else types.MessageType.Error
             ls.in_loop(ls.window_show_message, types.ShowMessageParams(kind, f"mlir-lsp: dispatch count: {result['error']}"))
@@ -148,13 +159,32 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
     result = pv.as_json()
     result["version"] = version
     lenses = attribution_lenses(text, result)
+    measured = Measurement.of(result, opts.extra_flags)
     with state.lock:
         state.results[uri] = (version, result)
         state.lenses[uri] = (version, lenses)
+        if measured is not None:
+            state.measured[uri] = (version, measured)
+        else:
+            had_diagnostics |= state.measured.pop(uri, None) is not None
     _refresh_lenses(ls)
-    if result.get("assert_sources") or had_diagnostics:
-        _publish(ls, uri)  # MLA004 shown, or earlier compile errors cleared
+    if result.get("assert_sources") or had_diagnostics or measured is not None:
+        _publish(ls, uri)  # MLA004 shown, the measured notes, or earlier compile errors cleared
     return result
+
+
+def measurement(state: DispatchState, uri: str, version) -> Measurement | None:
+    """What the last what-if measured, when it compiled this version of the document."""
+    with state.lock:
+        m = state.measured.get(uri)
+    return m[1] if m and m[0] == version else None
+
+
+def measured_findings(ls, uri: str, version, findings: list, line0: int = 0) -> list:
+    """`findings` (of a piece starting at `line0`) with the measured notes of this version, and
+    MLA001 at information severity where nothing is saved when `measuredSeverity` is on."""
+    m = measurement(ls.dispatch, uri, version)
+    return findings if m is None else m.annotate(findings, line0, lower=ls.settings.measured_severity)
 
 
 def attribution_lenses(text: str, result: dict) -> list[tuple[int, str]]:
