@@ -127,3 +127,13 @@ def test_real_sdxl_prompt_encoder_costs_two(cache):
     assert all(i["measured"]["note"].endswith("saves 2 dispatches (1660 -> 1658)") for i in items)
     extra = sorted(i["measured"]["dispatch"] for i in items if i["measured"]["only_because_of_asserts"])
     assert extra == ["_initializer_260_dispatch_0"] * 2 + ["_initializer_261_dispatch_0"] * 2
+
+
+def test_stdin_is_measured_as_read_not_the_file_it_is_named_after(tmp_path, cache):
+    """`- --stdin-filename NAME`: the compile is of the text on stdin (the repro: saves 1), not of
+    the file NAME on disk (one gather: would save 0)."""
+    named = single_gather(tmp_path)
+    r = run_cli("--check", "--what-if", "--stdin-filename", named, "-", input=REPRO.read_text(), env=cache)
+    got = _by_line(r)
+    assert [m["path"] for m in r.concise()] == [str(named)] * 4
+    assert all(msg.endswith(SAVES_ONE) for msg in got.values()) and EXTRA in got[29]

@@ -44,11 +44,10 @@ class Measurer:
         for oc in outcomes:
             if oc.error or not any(f.code in MEASURED_CODES for f in oc.findings):
                 continue
-            direct = oc.path != "-" and not oc.is_bytecode and not oc.stdout_text
             try:
                 with _Spinner(oc.path, sys.stderr.isatty() and not quiet):
                     pv = preview(self.counter, oc.path, oc.text, self.profile, self.flags, what_if=self.mode,
-                                 attribution=True, input_path=oc.path if direct else None)
+                                 attribution=True, input_path=oc.text_file)
             except (CompilerError, OSError) as e:
                 warnings.append(f"{oc.path}: not measured: {e}")
                 continue
