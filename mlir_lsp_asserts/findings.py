@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .dispatch.measured_cost import Measured
 
 
 class Severity(str, Enum):
@@ -92,7 +96,7 @@ class Finding:
     source_location: str | None = None
     op_start: int = 0  # offset of the op (fix machinery)
     # What a what-if compile measured for it (`dispatch.measured_cost.Measured`), when one ran.
-    measured: object | None = None
+    measured: Measured | None = None
 
     @property
     def full_message(self) -> str:

@@ -51,6 +51,11 @@ async def test_notes_follow_the_preview_of_the_version_they_measured(tmp_path):
                                    "removing the asserts in this file saves 1 dispatch (4 -> 3)")
         assert "in dispatch _initializer_0_dispatch_0, which stays with the asserts removed" in got[17].message
         assert {d.severity for d in got.values()} == {W}
+        # The quick fixes name the diagnostic as shown, note included.
+        actions = await lsp.text_document_code_action_async(types.CodeActionParams(
+            types.TextDocumentIdentifier(uri), got[28].range, types.CodeActionContext(diagnostics=[got[28]])))
+        quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+        assert len(quick) == 2 and all(a.diagnostics[0].message == got[28].message for a in quick)
 
         # An edit: the publish for version 2 comes without the notes of version 1's preview.
         end = types.Position(len(path.read_text().split("\n")) - 1, 0)
@@ -77,6 +82,10 @@ async def test_measured_severity_lowers_findings_that_cost_nothing(tmp_path):
         for d in _mla001(p):
             assert "; measured with profile default with --iree-opt-level=O3: " in d.message
             assert d.message.endswith("removing the asserts in this file saves 0 dispatches (3 -> 3)")
+        hover = await lsp.text_document_hover_async(types.HoverParams(
+            types.TextDocumentIdentifier(uri), types.Position(28, 6)))
+        assert "**MLA001 assert-in-linalg-region** (information)" in hover.contents.value
+        assert "removing this file's asserts saves 0 dispatches" in hover.contents.value
 
         # The setting off: warnings again, with the notes kept.
         lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(
