@@ -39,6 +39,8 @@ class Settings:
     """User dispatch profiles: name -> iree-compile flags (target included)."""
     docs_base_url: str | None = None
     """Where rule links point (`{base}/MLA001.md`); None: the pages installed with the package."""
+    measured_severity: bool = False
+    """MLA001 at information severity in a file whose measured what-if saves no dispatch."""
     source: str | None = None
     """The config file these settings came from (None: defaults)."""
 
@@ -70,7 +72,8 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     """Build settings from a TOML table or LSP options (keys with `-` or `_` both accepted)."""
     s = base or Settings()
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
-    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url"}
+    known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url",
+             "measured-severity"}
     unknown = sorted(set(norm) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -111,6 +114,10 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         if base is not None and not isinstance(base, str):
             raise ConfigError(f"{source}: docs-base-url must be a URL string")
         s = replace(s, docs_base_url=base or None)
+    if "measured-severity" in norm:
+        if not isinstance(norm["measured-severity"], bool):
+            raise ConfigError(f"{source}: measured-severity must be true or false")
+        s = replace(s, measured_severity=norm["measured-severity"])
     if "profiles" in norm:
         table = norm["profiles"]
         if not isinstance(table, dict):

@@ -91,3 +91,11 @@ class Finding:
     # Source location of the op in another file (for .mlirbc input with debug locations).
     source_location: str | None = None
     op_start: int = 0  # offset of the op (fix machinery)
+    # What a what-if compile measured for it, when one ran: a `dispatch.measured_cost.Measured`
+    # (not imported here: the findings are below every other module of the core).
+    measured: object | None = None
+
+    @property
+    def full_message(self) -> str:
+        """The message, with the measured note when there is one."""
+        return f"{self.message}; {self.measured.note}" if self.measured is not None else self.message

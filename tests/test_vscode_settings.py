@@ -66,7 +66,7 @@ def test_show_settings_lists_every_key_the_server_reads():
 
 CHANGED = {"select": ["MLA001"], "ignore": ["MLA003"], "severity": {"MLA001": "error"}, "fixMode": "assume",
            "profiles": {"mine": {"flags": ["--iree-opt-level=O0"]}}, "parserDiagnostics": False,
-           "docsBaseUrl": "https://example.org/mlir-lsp/rules",
+           "docsBaseUrl": "https://example.org/mlir-lsp/rules", "measuredSeverity": True,
            "dispatch.enabled": False, "dispatch.trigger": "idle", "dispatch.idleMs": 10, "dispatch.timeout": 5,
            "dispatch.autoMaxMegabytes": 1, "dispatch.attribution": False, "dispatch.profile": "mine",
            "dispatch.flags": ["--x"], "dispatch.whatIf": "assume", "dispatch.compilerPath": "/opt/iree-compile",

@@ -36,6 +36,8 @@ class FileOutcome:
     changed: bool = False
     fixed_count: int = 0
     stdout_text: str | None = None  # stdin + --fix: the fixed text
+    text_file: str | None = None  # the file on disk that holds exactly `text` (None: stdin, bytecode)
+    measured_severity: bool = False  # the file's setting (see cli/measured.py)
 
 
 def _settings(path: str, opts: JobOptions) -> Settings:
@@ -86,6 +88,8 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         out.error = f"internal error while checking ({type(e).__name__}: {str(e)[:200]}); please report it"
         return out
     out.text = text
+    out.text_file = None if path == "-" or source.is_bytecode else path
+    out.measured_severity = settings.measured_severity
     out.lines = result.parsed.lines
     out.findings = result.findings
     if source.is_bytecode:

@@ -16,7 +16,12 @@ from ..dispatch.budget import (
     load_baseline,
     save_baseline,
 )
-from ..dispatch.compiler import CompilerError, find_compiler, other_release_message, other_release_syntax
+from ..dispatch.compiler import (
+    CompilerError,
+    find_compiler,
+    other_release_message,
+    other_release_syntax,
+)
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.diff import Side, against_baseline, compact, entry_text
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags

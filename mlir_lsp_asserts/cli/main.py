@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="apply the config's exclude patterns to files named on the command line too (pre-commit)")
     c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
+    from .measured import add_arguments as add_measured_arguments
+
+    add_measured_arguments(c)
     f = p.add_argument_group("fix")
     f.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     f.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (host asserts)")
@@ -146,6 +149,8 @@ def _options(args) -> JobOptions:
     override = {}
     if args.docs_base_url is not None:
         override["docs-base-url"] = args.docs_base_url
+    if args.measured_severity:
+        override["measured-severity"] = True
     for key, val in (("select", args.select), ("extend-select", args.extend_select), ("ignore", args.ignore)):
         codes = _split_codes(val)
         if codes is not None:
@@ -235,16 +240,27 @@ def run_check(args) -> int:
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
+    measurer = None
+    from . import measured
+
+    if measured.wanted(args):
+        try:
+            measurer = measured.prepare(args)
+        except (ValueError, measured.CompilerError) as e:
+            print(f"mlir-lsp: error: {e}", file=sys.stderr)
+            return EXIT_ERROR
     if args.watch:
         from .watch import watch_loop
 
-        return watch_loop(args, lambda: _check_once(args, opts))
-    return _check_once(args, opts)
+        return watch_loop(args, lambda: _check_once(args, opts, measurer))
+    return _check_once(args, opts, measurer)
 
 
-def _check_once(args, opts: JobOptions) -> int:
+def _check_once(args, opts: JobOptions, measurer=None) -> int:
     t0 = time.monotonic()
     outcomes, problems = check_paths(args, opts)
+    if measurer is not None:
+        problems = problems + measurer.measure(outcomes, args.quiet)
     fmt = args.output_format or "concise"
     errors = 0
     for msg in problems:

@@ -38,6 +38,8 @@ def finding_json(path: str, f: Finding, lines=None) -> dict:
         out["assume_unavailable"] = f.assume_unavailable
     if f.source_location:
         out["source_location"] = f.source_location
+    if f.measured is not None:
+        out["measured"] = f.measured.as_json()
     return out
 
 
@@ -66,7 +68,7 @@ def render_concise(reports: list[FileReport]) -> str:
         for f in r.findings:
             line, col, _, _ = _loc(f)
             extra = f" (from {f.source_location})" if f.source_location else ""
-            out.append(f"{r.path}:{line}:{col}: {f.code} {f.message}{extra}")
+            out.append(f"{r.path}:{line}:{col}: {f.code} {f.full_message}{extra}")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -85,6 +87,8 @@ def render_full(reports: list[FileReport]) -> str:
                 out.append(" " * (len(gutter) + col - 1) + "^" * max(1, min(width, 400)))
             for rel in f.related:
                 out.append(f"      = note: {rel.message} at line {rel.span.start_pos.line + 1}")
+            if f.measured is not None:
+                out.append(f"      = {f.measured.note}")
             if f.fixes:
                 out.append("      = fix: " + "; ".join(f"{x.title} [{x.applicability}]" for x in f.fixes))
             elif f.assume_unavailable:
@@ -120,7 +124,7 @@ def render_github(reports: list[FileReport]) -> str:
             line, col, eline, ecol = _loc(f)
             props = (f"file={_gh_escape(r.path, True)},line={line},col={col},endLine={eline},endColumn={ecol},"
                      f"title={_gh_escape(f.code + ' ' + f.name, True)}")
-            out.append(f"::{level[f.severity.value]} {props}::{_gh_escape(f.code + ' ' + f.message)}")
+            out.append(f"::{level[f.severity.value]} {props}::{_gh_escape(f.code + ' ' + f.full_message)}")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -150,7 +154,7 @@ def render_sarif(reports: list[FileReport]) -> str:
                 "ruleId": f.code,
                 "ruleIndex": index[f.code],
                 "level": level[f.severity.value],
-                "message": {"text": f.message},
+                "message": {"text": f.full_message},
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": rep.path.replace("\\", "/")},
@@ -158,6 +162,8 @@ def render_sarif(reports: list[FileReport]) -> str:
                     }
                 }],
             }
+            if f.measured is not None:
+                res["properties"] = {"measured": f.measured.as_json()}
             if f.related:
                 res["relatedLocations"] = [{
                     "id": i,
@@ -197,8 +203,8 @@ def render_junit(reports: list[FileReport]) -> str:
             line, col, _, _ = _loc(f)
             name = f"{f.code} at {line}:{col}"
             out.append(f'    <testcase name={quoteattr(name)} classname={quoteattr(r.path)} line="{line}">')
-            out.append(f'      <failure message={quoteattr(f.message)} type={quoteattr(f.code)}>'
-                       f'{r.path}:{line}:{col}: {f.code} {_xml_text(f.message)}</failure>')
+            out.append(f'      <failure message={quoteattr(f.full_message)} type={quoteattr(f.code)}>'
+                       f'{r.path}:{line}:{col}: {f.code} {_xml_text(f.full_message)}</failure>')
             out.append("    </testcase>")
         out.append("  </testsuite>")
     out.append("</testsuites>")

@@ -104,8 +104,9 @@ class Piece:
     clean: bool = False
     outline: list[Outline] | None = None  # top-level ops, computed on first request
     fixes_ready: bool = False  # fixes are attached on first request (code action, hover)
-    # A front end's cache of its rendering of the findings, with the first line it was made for.
-    rendered: tuple[int, object] | None = None
+    # A front end's cache of its rendering of the findings, with what it was made for (the first
+    # line, and whatever else the front end's rendering depends on).
+    rendered: tuple[object, object] | None = None
     _lines: LineIndex | None = None
     _base: str | None = None
     _start: int = 0

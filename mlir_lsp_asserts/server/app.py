@@ -171,13 +171,18 @@ class MlirLspServer(LanguageServer):
         conv = self.protocol._converter
         parts = [json.dumps(conv.unstructure(plain_diagnostic(doc.error)))] if doc.error else []
         shown = 0
+        measured = dispatch_feature.measurement(self.dispatch, doc.uri, doc.version)
+        # A rendering holds for its first line and the measurement it shows (none, or one what-if).
+        lower = self.settings.measured_severity
+        tag = None if measured is None else (measured.serial, lower)
         for i, p in enumerate(live.pieces):
             if p.result is None or not p.result.findings:
                 continue
             line0 = live.line0(i)
-            if p.rendered is None or p.rendered[0] != line0:
-                p.rendered = (line0, ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0))
-                                               for f in p.result.findings))
+            if p.rendered is None or p.rendered[0] != (line0, tag):
+                findings = p.result.findings if measured is None else measured.annotate(p.result.findings, line0, lower)
+                p.rendered = ((line0, tag), ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0))
+                                                      for f in findings))
             parts.append(p.rendered[1])
             shown += len(p.result.findings)
             if shown >= MAX_PUBLISHED and live.finding_count() > shown:
@@ -403,7 +408,7 @@ def did_close(ls: MlirLspServer, params: types.DidCloseTextDocumentParams):
     with ls.lock:
         ls.documents.pop(uri, None)
     ls.pulled.discard(uri)
-    ls.dispatch.cancel(uri)
+    ls.dispatch.forget(uri)
     ls.parser_diagnostics.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     workspace_feature.closed(ls, uri)

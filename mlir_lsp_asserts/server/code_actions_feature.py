@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from ..findings import Applicability, FixMode
 from ..rules import RULES_BY_CODE
+from . import dispatch_feature
 from .convert import diagnostic, text_edits, workspace_edit
 
 FIX_ALL_KIND = "source.fixAll.mlir-lsp"
@@ -46,7 +47,9 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
         lo = piece.lines.offset(rng.start.line - line0, rng.start.character)
         hi = piece.lines.offset(rng.end.line - line0, rng.end.character)
         result = live.with_fixes(i)
-        for f in result.findings:
+        # The findings as the diagnostics show them (with the measured notes), so that clients
+        # matching an action to its diagnostic by message find it.
+        for f in dispatch_feature.measured_findings(ls, doc.uri, doc.version, result.findings, line0):
             if not f.fixes or f.span.end < lo or f.span.start > hi:
                 continue
             has_assume = any(x.mode == FixMode.ASSUME for x in f.fixes)

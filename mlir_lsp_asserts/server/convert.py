@@ -37,7 +37,7 @@ def diagnostic(uri: str, f: Finding, line0: int = 0) -> types.Diagnostic:
     ]
     return types.Diagnostic(
         range=span_range(f.span, line0),
-        message=f.message,
+        message=f.full_message,
         severity=SEVERITY[f.severity],
         code=f.code,
         code_description=types.CodeDescription(href=f.doc_url) if f.doc_url else None,
@@ -57,7 +57,7 @@ def _range_json(span: Span, line0: int) -> dict:
 def diagnostic_json(uri: str, f: Finding, line0: int = 0) -> dict:
     """`diagnostic(...)` as the JSON the protocol sends, built directly (a publish of hundreds
     of findings through attrs and cattrs costs ~15 ms; this costs well under one)."""
-    d = {"range": _range_json(f.span, line0), "message": f.message, "severity": int(SEVERITY[f.severity]),
+    d = {"range": _range_json(f.span, line0), "message": f.full_message, "severity": int(SEVERITY[f.severity]),
          "code": f.code, "source": "mlir-lsp"}
     if f.doc_url:
         d["codeDescription"] = {"href": f.doc_url}

@@ -16,11 +16,17 @@ from typing import NamedTuple
 
 from lsprotocol import types
 
-from ..dispatch.compiler import CompilerError, find_compiler, other_release_message, other_release_syntax
 from ..dispatch.budget import BaselineError, load_baseline
+from ..dispatch.compiler import (
+    CompilerError,
+    find_compiler,
+    other_release_message,
+    other_release_syntax,
+)
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.diff import Side, against_baseline, baseline_key, cause_text
 from ..dispatch.flags import profile_flags
+from ..dispatch.measured_cost import Measurement
 from ..rules import doc_url
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from . import guards, workspace_feature
@@ -48,6 +54,8 @@ class DispatchState:
         self.timers: dict[str, threading.Timer] = {}
         # uri -> (version, done): a count in progress, shared by requests for the same version
         self.inflight: dict[str, tuple[object, threading.Event]] = {}
+        # uri -> (version, what the last what-if measured), for the findings of that version only
+        self.measured: dict[str, tuple[int | None, Measurement]] = {}
 
     def cancel(self, uri: str) -> None:
         """A new edit: the pending timer is dropped and the running compile killed at once."""
@@ -57,6 +65,13 @@ class DispatchState:
         running = self.running.pop(uri, None)
         if running is not None:
             running.cancel_all()
+
+    def forget(self, uri: str) -> None:
+        """A closed document: its previews go (reopened, the same version may hold another text)."""
+        self.cancel(uri)
+        with self.lock:
+            for table in (self.results, self.lenses, self.measured):
+                table.pop(uri, None)
 
     def counter_for(self, opts: DispatchOptions) -> DispatchCounter:
         """A counter of its own for one compile (own processes, cancelled per document), sharing
@@ -138,6 +153,7 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
         with state.lock:
             state.results[uri] = (version, result)
             state.lenses.pop(uri, None)
+            had_diagnostics |= state.measured.pop(uri, None) is not None
         if interactive:
             kind = types.MessageType.Info if syntax is not None else types.MessageType.Error
             ls.in_loop(ls.window_show_message, types.ShowMessageParams(kind, f"mlir-lsp: dispatch count: {result['error']}"))
@@ -155,12 +171,17 @@ def _compute(ls, uri: str, version, text: str, path, interactive: bool) -> dict:
     if opts.baseline:
         result["baseline"], before = baseline_result(ls, path, text, result)
     lenses = attribution_lenses(text, result, before)
+    measured = Measurement.of(result, opts.extra_flags)
     with state.lock:
         state.results[uri] = (version, result)
         state.lenses[uri] = (version, lenses)
+        if measured is not None:
+            state.measured[uri] = (version, measured)
+        else:
+            had_diagnostics |= state.measured.pop(uri, None) is not None
     _refresh_lenses(ls)
-    if result.get("assert_sources") or had_diagnostics:
-        _publish(ls, uri)  # MLA004 shown, or earlier compile errors cleared
+    if result.get("assert_sources") or had_diagnostics or measured is not None:
+        _publish(ls, uri)  # MLA004 shown, the measured notes, or earlier compile errors cleared
     return result
 
 
@@ -190,6 +211,20 @@ def baseline_result(ls, path: str, text: str, result: dict) -> tuple[dict, list[
         d["new"] = d["gone"] = before = None
     return {"file": file, "key": key, "flow_dispatches": d["against"]["flow_dispatches"], "delta": d["delta"],
             "new": d["new"], "gone": d["gone"]}, before
+
+
+def measurement(state: DispatchState, uri: str, version) -> Measurement | None:
+    """What the last what-if measured, when it compiled this version of the document."""
+    with state.lock:
+        m = state.measured.get(uri)
+    return m[1] if m and m[0] == version else None
+
+
+def measured_findings(ls, uri: str, version, findings: list, line0: int = 0) -> list:
+    """`findings` (of a piece starting at `line0`) with the measured notes of this version, and
+    MLA001 at information severity where nothing is saved when `measuredSeverity` is on."""
+    m = measurement(ls.dispatch, uri, version)
+    return findings if m is None else m.annotate(findings, line0, lower=ls.settings.measured_severity)
 
 
 def attribution_lenses(text: str, result: dict, before: list[dict] | None = None) -> list[tuple[int, str]]:

@@ -229,7 +229,9 @@ def assert_hover(ls, c: Cursor) -> types.Hover | None:
     if live.pieces[c.piece].result is None:
         return None
     result = live.with_fixes(c.piece)
-    for f in result.findings:
+    # At the severity the diagnostic shows (measuredSeverity); the measurement itself is listed
+    # by dispatch_note below
+    for f in dispatch_feature.measured_findings(ls, c.doc.uri, c.doc.version, result.findings, c.line0):
         if not (f.span.start <= c.offset <= f.span.end and f.code.startswith("MLA")):
             continue
         parts = [f"**{f.code} {f.name}** ({f.severity.value})", "", f.message]

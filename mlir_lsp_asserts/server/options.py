@@ -22,7 +22,8 @@ from ..dispatch.flags import split_flags
 from ..findings import FixMode
 
 SECTION = "mlirLsp"
-RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl")
+RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl",
+             "measuredSeverity")
 TRIGGERS = ("save", "idle", "manual")
 WHAT_IF_MODES = tuple(FixMode)
 MB = 1024 * 1024
@@ -68,7 +69,8 @@ class WorkspaceOptions:
 
 @dataclass(frozen=True)
 class ServerOptions:
-    rules: Settings = field(default_factory=Settings)  # select, ignore, severity, fixMode, profiles, docsBaseUrl
+    # select, ignore, severity, fixMode, profiles, docsBaseUrl, measuredSeverity
+    rules: Settings = field(default_factory=Settings)
     parser_diagnostics: bool = _key("parserDiagnostics", default=True)
     dispatch: DispatchOptions = field(default_factory=DispatchOptions)
     workspace: WorkspaceOptions = field(default_factory=WorkspaceOptions)
@@ -125,6 +127,8 @@ def _rules(opts: dict, warn) -> Settings:
         rules["fix-mode"] = rules.pop("fixMode")
     if "docsBaseUrl" in rules:
         rules["docs-base-url"] = rules.pop("docsBaseUrl")
+    if "measuredSeverity" in rules:
+        rules["measured-severity"] = rules.pop("measuredSeverity")
     try:
         return settings_from_mapping(rules, "mlirLsp settings")
     except ConfigError as e:
@@ -221,6 +225,7 @@ def as_json(o: ServerOptions) -> dict:
         "fixMode": s.fix_mode,
         "profiles": {name: {"flags": list(flags)} for name, flags in s.profiles},
         "docsBaseUrl": s.docs_base_url,
+        "measuredSeverity": s.measured_severity,
         "parserDiagnostics": o.parser_diagnostics,
         "dispatch": {key: _plain(getattr(o.dispatch, name)) for key, name in keys(DispatchOptions).items()},
         "workspace": {key: getattr(o.workspace, name) for key, name in keys(WorkspaceOptions).items()},

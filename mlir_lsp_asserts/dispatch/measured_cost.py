@@ -1,0 +1,152 @@
+"""Findings that carry their measured cost: what a what-if compile found for each MLA001 finding.
+
+Asserts in linalg regions cost dispatches on some models (SDXL's prompt encoder: 2) and nothing
+on others (BERT, GPT-2; any model at `--iree-opt-level=O3`, where IREE strips them itself). A
+preview with a what-if (`dispatch.count.preview(..., what_if=..., attribution=True)`) measured
+which: this module turns its answer into one short note per finding.
+
+    m = Measurement.of(preview, flags=extra_flags)   # None when the preview ran no what-if
+    m.of_finding(finding, line0)                     # a Measured (None: not a measured rule)
+    m.annotate(findings, line0, lower=True)          # copies: note added; MLA001 at information
+                                                     # severity where the what-if saves nothing
+
+A measurement belongs to the one text its preview compiled: the caller keeps it with that
+text's version (the server) or uses it on the same text at once (the CLI).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from ..findings import Finding, Severity
+from .attribution import by_source_line
+
+# The rules whose asserts the what-if removes and whose cost the note states. MLA002 asserts sit
+# in IR that is already past dispatch creation; MLA003 ones are real checks the what-if keeps.
+MEASURED_CODES = frozenset({"MLA001"})
+_serials = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """The measurement as it concerns one finding."""
+
+    profile: str
+    flags: tuple[str, ...]
+    mode: str  # the what-if's fix: strip or assume
+    flow_dispatches: int
+    what_if_flow_dispatches: int
+    # The dispatches the finding's assert (or, failing that, its linalg op) ends up in, and which
+    # of them exist only because of asserts; None: the preview had no attribution.
+    dispatches: tuple[str, ...] | None
+    extra: tuple[str, ...] = ()
+
+    @property
+    def saved(self) -> int:
+        return self.flow_dispatches - self.what_if_flow_dispatches
+
+    @property
+    def free(self) -> bool:
+        """Removing the file's asserts saves no dispatch with this profile."""
+        return self.saved <= 0
+
+    @property
+    def only_because_of_asserts(self) -> bool | None:
+        return None if self.dispatches is None else bool(self.extra)
+
+    @property
+    def note(self) -> str:
+        where = f"profile {self.profile}" + (f" with {' '.join(self.flags)}" if self.flags else "")
+        parts = []
+        if self.dispatches:
+            names = ", ".join(self.dispatches[:4]) + (" ..." if len(self.dispatches) > 4 else "")
+            plural = len(self.dispatches) > 1
+            if not self.extra:
+                tail = "which stay" if plural else "which stays"
+                parts.append(f"in dispatch{'es' if plural else ''} {names}, {tail} with the asserts removed")
+            elif not plural:
+                parts.append(f"in dispatch {names}, which exists only because of asserts")
+            else:
+                parts.append(f"in dispatches {names}; {', '.join(self.extra)} only because of asserts")
+        verb = ("removing the asserts" if self.mode == "strip"
+                else "rewriting the asserts to util.assume.int")
+        n = abs(self.saved)
+        counts = f"({self.flow_dispatches} -> {self.what_if_flow_dispatches})"
+        if self.saved >= 0:
+            parts.append(f"{verb} in this file saves {n} dispatch{'' if n == 1 else 'es'} {counts}")
+        else:
+            parts.append(f"{verb} in this file adds {n} dispatch{'' if n == 1 else 'es'} {counts}")
+        return f"measured with {where}: " + "; ".join(parts)
+
+    def as_json(self) -> dict:
+        return {"profile": self.profile, "flags": list(self.flags), "mode": self.mode,
+                "flow_dispatches": self.flow_dispatches, "what_if_flow_dispatches": self.what_if_flow_dispatches,
+                "saved": self.saved, "free": self.free,
+                "dispatch": self.dispatches[0] if self.dispatches else None,
+                "dispatches": None if self.dispatches is None else list(self.dispatches),
+                "only_because_of_asserts": self.only_because_of_asserts, "note": self.note}
+
+
+def lowered(severity: Severity) -> Severity:
+    """Information for a finding that was an error or a warning; hints stay hints."""
+    return Severity.INFORMATION if severity in (Severity.ERROR, Severity.WARNING) else severity
+
+
+class Measurement:
+    """One preview's what-if, ready to annotate the findings of the text it compiled."""
+
+    def __init__(self, profile: str, flags, what_if: dict, attribution: dict | None, flow_dispatches: int):
+        self.serial = next(_serials)  # tells renderings made with different measurements apart
+        self.profile = profile
+        self.flags = tuple(flags)
+        self.mode = what_if["mode"]
+        self.flow_dispatches = flow_dispatches
+        self.what_if_flow_dispatches = what_if["flow_dispatches"]
+        self._by_line = by_source_line(attribution) if attribution else None
+        self._only = {d["name"] for d in what_if.get("only_because_of_asserts") or []}
+
+    @classmethod
+    def of(cls, preview, flags=()) -> Measurement | None:
+        """From a `Preview` or its JSON form; None when it ran no what-if (or failed)."""
+        pv = preview.as_json() if hasattr(preview, "as_json") else preview
+        if not pv or not pv.get("what_if") or "flow_dispatches" not in pv:
+            return None
+        return cls(pv["profile"], flags, pv["what_if"], pv.get("attribution"), pv["flow_dispatches"])
+
+    @property
+    def saved(self) -> int:
+        return self.flow_dispatches - self.what_if_flow_dispatches
+
+    def at_lines(self, lines) -> Measured:
+        """The measurement for an assert at the first of `lines` (1-based) that some dispatch
+        holds; the later lines are fallbacks (the linalg op around the assert)."""
+        names = None
+        if self._by_line is not None:
+            names = ()
+            for line in lines:
+                if line is not None and self._by_line.get(line):
+                    names = tuple(self._by_line[line])
+                    break
+        extra = tuple(n for n in names or () if n in self._only)
+        return Measured(self.profile, self.flags, self.mode, self.flow_dispatches, self.what_if_flow_dispatches,
+                        names, extra)
+
+    def of_finding(self, f: Finding, line0: int = 0) -> Measured | None:
+        """`line0`: the first line of the text `f`'s positions are relative to (a server piece)."""
+        if f.code not in MEASURED_CODES:
+            return None
+        op_line = f.related[0].span.start_pos.line + line0 + 1 if f.related else None
+        return self.at_lines((f.span.start_pos.line + line0 + 1, op_line))
+
+    def annotate(self, findings: list[Finding], line0: int = 0, lower: bool = False) -> list[Finding]:
+        """Copies of the measured findings with their `measured` set (and, with `lower`, at
+        information severity where the what-if saves nothing); the others as they are."""
+        out = []
+        for f in findings:
+            m = self.of_finding(f, line0)
+            if m is None:
+                out.append(f)
+                continue
+            out.append(replace(f, measured=m, severity=lowered(f.severity) if lower and m.free else f.severity))
+        return out
