@@ -11,7 +11,10 @@
 4. A dispatch diff (`--dispatch-diff`) of the prompt encoder against its fixed self: the two
    compiles with debug info, run in parallel, against the diff's own work (describing both
    sides, finding the asserts, aligning the two texts, matching; target under 5% of the
-   compiles). `--only-diff` runs this part alone.
+   compiles). On both 50 MB shapes of bench_check.py (their compiles take many minutes), the
+   text work of a diff of two revisions (aligning a file with its every-assert-stripped self,
+   reading its asserts) against `iree-opt` parsing the file once, a lower bound of any compile
+   (target < 1x). `--only-diff` runs this part alone.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 from mlir_lsp_asserts.dispatch.compiler import CompilerError, Run, find_compiler  # noqa: E402
 from mlir_lsp_asserts.dispatch.count import DispatchCounter, preview  # noqa: E402
 from mlir_lsp_asserts.dispatch.flags import profile_flags  # noqa: E402
@@ -108,6 +112,26 @@ def bench_diff(flags: list[str]) -> None:
         print(f"dispatch diff, {name} against its fixed self ({r['current']['flow_dispatches']} vs "
               f"{r['against']['flow_dispatches']}, {len(r['new'])} new): two compiles in parallel {compiles:.2f} s, "
               f"the diff's own work {work * 1000:.0f} ms = {work / compiles * 100:.1f}% (target < 5%)")
+    import bench_check
+    import generate
+
+    from mlir_lsp_asserts.dispatch.diff import Side, align
+
+    shapes = (("spread", "generated_50mb", generate.generate, bench_check.TARGET_BYTES),
+              ("model-shaped", "model_shaped_20x", lambda _n: generate.generate_model_shaped(20), 20))
+    for name, stem, make, target in shapes:
+        path, _asserts = bench_check.generated(stem, make, target)
+        text = path.read_text()
+        lines, fixed = text.split("\n"), fixed_text(text, "strip")[0].split("\n")
+        t0 = time.monotonic()
+        al = align(lines, fixed)
+        Side("current", str(path), 0, {}, [], lines).asserts()
+        work = time.monotonic() - t0
+        parse = bench_check.run_measured([str(BIN / "iree-opt"), str(path), "-o", os.devnull]).seconds
+        paired = sum(1 for x in al.to_current[1:] if x)
+        print(f"diff text work, {name} ({path.stat().st_size / 1e6:.1f} MB, {len(lines):,} lines): aligned with its "
+              f"fixed self ({paired:,} of {len(fixed):,} lines paired) and its asserts read in {work:.2f} s; "
+              f"iree-opt parse {parse:.2f} s: ratio {work / parse:.2f} (target < 1)")
 
 
 def main() -> int:

@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlir_lsp_asserts.dispatch.diff import align, compact, expand
 from test_dispatch_count import ENCODER, REPRO, mlir_lsp
@@ -203,7 +205,8 @@ def test_stored_lines_are_found_again_after_the_file_moved_them():
     assert expand({"functions": "nonsense"}, moved) is None
     assert expand({**stored, "hashes": stored["hashes"][:-1]}, moved) is None
     assert align(lines, lines) is None
-    assert align(moved, lines)[24] == 26
+    assert align(moved, lines).current_of(24) == 26 and align(moved, lines).other_of(26) == 24
+    assert align(moved, lines).other_of(1) is None  # the comment added
 
 
 @pytest.mark.slow
@@ -239,3 +242,29 @@ def test_two_iree_releases(tmp_path):
     assert "--iree-hip-target=gfx942" in r["against"]["flags"] and "--iree-rocm-target=gfx942" in r["current"]["flags"]
     assert "translated --iree-rocm-target=gfx942 -> --iree-hip-target=gfx942" in r["against"]["notes"]
     assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"], r["new"], r["gone"]) == (4, 4, [], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["  }", "  %0 = arith.addf %a, %b : f32", "  cf.assert %7, \"x\"", "  linalg.yield %e"])
+                | st.text(alphabet="abc%= ", min_size=1, max_size=6), min_size=0, max_size=60),
+       st.data())
+def test_alignment_pairs_equal_lines_in_order(lines, data):
+    """Pairs join equal lines, in the order of both texts; after deletions only (what a fix
+    does), every line left is paired."""
+    from mlir_lsp_asserts.dispatch.diff import align
+
+    keep = data.draw(st.lists(st.booleans(), min_size=len(lines), max_size=len(lines)))
+    fewer = [ln for ln, k in zip(lines, keep) if k]
+    inserted = list(fewer)
+    for _ in range(data.draw(st.integers(0, 3))):
+        inserted.insert(data.draw(st.integers(0, len(inserted))), data.draw(st.sampled_from(["new", "  }"])))
+    for other, complete in ((fewer, True), (inserted, False)):
+        al = align(lines, other)
+        if al is None:
+            assert lines == other
+            continue
+        got = [(al.current_of(o), o) for o in range(1, len(other) + 1) if al.current_of(o)]
+        assert all(lines[c - 1] == other[o - 1] and al.other_of(c) == o for c, o in got)
+        assert [c for c, _o in got] == sorted({c for c, _o in got})
+        if complete:
+            assert len(got) == len(other)
