@@ -268,3 +268,20 @@ def test_alignment_pairs_equal_lines_in_order(lines, data):
         assert [c for c, _o in got] == sorted({c for c, _o in got})
         if complete:
             assert len(got) == len(other)
+
+
+@pytest.mark.slow
+def test_prompt_encoder_with_aggressive_fusion_names_the_dispatches_it_fuses(tmp_path):
+    """Aggressive fusion forms 180 dispatches fewer on the prompt encoder (1480): each dispatch
+    only the default has is rooted at an op that aggressive fusion puts inside another
+    dispatch (split); the other way round the same dispatches are merged."""
+    f = tmp_path / "encoder.mlir"
+    shutil.copyfile(ENCODER, f)
+    fusion = "--iree-dispatch-creation-enable-aggressive-fusion=true"
+    r = diff_json(f, f"--against-flags={fusion}", cache=tmp_path, code=1)
+    assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"]) == (1660, 1480)
+    assert len(r["new"]) == 180 and r["gone"] == []
+    assert all(any(c["kind"] == "split" for c in e["causes"]) for e in r["new"])
+    back = diff_json(f, f"--flags={fusion}", "--against-flags", "", cache=tmp_path, code=0)  # both cached now
+    assert back["delta"] == -180 and back["new"] == [] and len(back["gone"]) == 180
+    assert all(any(c["kind"] == "merged" for c in e["causes"]) for e in back["gone"])
