@@ -8,6 +8,15 @@ export interface WhatIf {
   saved?: number;
 }
 
+// The diff against the setting dispatch.baseline: its count and the difference, or why not.
+export interface BaselineDiff {
+  file?: string;
+  flow_dispatches?: number;
+  delta?: number;
+  new?: { name: string }[] | null;
+  error?: string;
+}
+
 export interface DispatchResult {
   error?: string;
   // The compiler cannot read the file's IREE syntax (another release's): no count, not a failure.
@@ -19,6 +28,7 @@ export interface DispatchResult {
   seconds?: number;
   warnings?: string[];
   version?: number;
+  baseline?: BaselineDiff | null;
 }
 
 export interface StatusView {
@@ -56,6 +66,20 @@ export function resultView(r: DispatchResult): StatusView {
     const delta = w.flow_dispatches - n;
     text += ` (what-if ${w.flow_dispatches}, ${delta > 0 ? "+" : ""}${delta})`;
     lines.push(`what-if: ${w.flow_dispatches} with the asserts ${w.mode === "assume" ? "rewritten to util.assume.int" : "removed"} (${delta > 0 ? "+" : ""}${delta})`);
+  }
+  const b = r.baseline;
+  if (b !== undefined && b !== null) {
+    if (b.error !== undefined) {
+      lines.push(`baseline: ${b.error}`);
+    } else if (b.delta !== undefined) {
+      const d = b.delta;
+      if (d !== 0) {
+        text += `, ${d > 0 ? "+" : ""}${d} vs baseline`;
+      }
+      const fresh = (b.new ?? []).map((e) => e.name);
+      lines.push(`baseline ${b.file ?? ""}: ${b.flow_dispatches ?? "?"} (${d > 0 ? "+" : ""}${d})` +
+        (fresh.length ? `; new: ${fresh.slice(0, 5).join(", ")}${fresh.length > 5 ? " ..." : ""}` : ""));
+    }
   }
   if (r.seconds !== undefined) {
     lines.push(`took ${r.seconds.toFixed(1)} s`);

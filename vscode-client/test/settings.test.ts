@@ -60,6 +60,18 @@ describe("status bar text", () => {
     assert.ok(e.isError && e.tooltip.includes("iree-compile not found"));
     assert.match(computingView("sdxl").text, /sync~spin/);
   });
+  it("shows how the count differs from the baseline, and why it cannot", () => {
+    const r: DispatchResult = { flow_dispatches: 4, what_if: { flow_dispatches: 3 },
+      baseline: { file: "/w/b.json", flow_dispatches: 3, delta: 1, new: [{ name: "_initializer_1_dispatch_0" }] } };
+    const v = resultView(r);
+    assert.equal(v.text, "$(circuit-board) 4 dispatches (what-if 3, -1), +1 vs baseline");
+    assert.match(v.tooltip, /baseline \/w\/b\.json: 3 \(\+1\); new: _initializer_1_dispatch_0/);
+    const same = resultView({ flow_dispatches: 3, baseline: { flow_dispatches: 3, delta: 0, new: [] } });
+    assert.equal(same.text, "$(circuit-board) 3 dispatches");
+    const bad = resultView({ flow_dispatches: 3, baseline: { file: "b.json", error: "b.json: baseline file not found" } });
+    assert.equal(bad.text, "$(circuit-board) 3 dispatches");
+    assert.match(bad.tooltip, /baseline: b\.json: baseline file not found/);
+  });
   it("says n/a, not failed, when the compiler cannot read the file's IREE syntax", () => {
     const v = resultView({ error: "n/a (older IREE syntax): iree-compile 3.13 cannot read this file's IREE syntax (unknown Flow type: dispatch.tensor)", unsupported_syntax: true });
     assert.equal(v.text, "$(info) dispatches: n/a (older IREE syntax)");
