@@ -63,11 +63,25 @@ class MlirLspProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls's, cancelling the requests still running over a copy of their table: a
+        cancelled request's callback removes it from the table (and a finishing thread may
+        too), which made pygls's own loop fail the shutdown ("dictionary changed size during
+        iteration") when requests were queued behind a compile."""
+        if (handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
-
 
     def send_notification_json(self, method: str, params_json: str) -> None:
         """Send a notification whose params are already JSON text (see `MlirLspServer.publish`)."""
@@ -78,6 +92,20 @@ class MlirLspProtocol(LanguageServerProtocol):
         res = self.writer.write(data.encode(self.CHARSET))
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)
+
+
+class LockedStdoutWriter(StdoutWriter):
+    """pygls's stdout writer, one message at a time: answers of threaded requests are written
+    from their worker threads, and two large ones written at once interleaved on the pipe (the
+    client read "Invalid control character" 128 KB into a message)."""
+
+    def __init__(self, stdout):
+        super().__init__(stdout)
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            super().write(data)
 
 
 class TextStdinReader(StdinAsyncReader):
@@ -95,7 +123,7 @@ class MlirLspServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None):
         """pygls's stdio loop, with message bodies read as text (`TextStdinReader`)."""
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(LockedStdoutWriter(stdout or sys.stdout.buffer))
         reader = TextStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
             asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
