@@ -16,6 +16,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), force_exclude: boo
     ruff's `--force-exclude`, for pre-commit, which names every staged file)."""
     files: list[str] = []
     problems: list[str] = []
+    exclude = tuple(os.path.normpath(pat) for pat in exclude)  # `./gen/*` is `gen/*`, as paths are
     for p in paths:
         if p == "-":
             files.append(p)
@@ -41,10 +42,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), force_exclude: boo
 
 
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
-    """Whether a pattern matches the path as given, as normalised (`./a/b.mlir` is `a/b.mlir`),
-    or its file name."""
+    """Whether a (normalised) pattern matches the path as given, as normalised (`./a/b.mlir` is
+    `a/b.mlir`), or its file name."""
     forms = {path, os.path.normpath(path), os.path.basename(path)}
-    return any(fnmatch.fnmatch(form, os.path.normpath(pat)) for pat in exclude for form in forms)
+    return any(fnmatch.fnmatch(form, pat) for pat in exclude for form in forms)
 
 
 TMP_SUFFIX = ".mlir-lsp.tmp"

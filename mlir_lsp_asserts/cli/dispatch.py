@@ -23,7 +23,7 @@ from ..dispatch.compiler import (
     other_release_syntax,
 )
 from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.diff import Side, against_baseline, compact, entry_text
+from ..dispatch.diff import Side, against_baseline, compact, entry_line
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
@@ -206,8 +206,7 @@ def explain_over_baseline(pv, lines: list[str], baseline: Baseline, baseline_pat
         return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
                 "--update-baseline to see which dispatches are new"]
     new = got[0]["new"]
-    out = [f"{e['file']}:{e['location']['line']}:{e['location']['column']}: {entry_text(e, 'new', 'the baseline')}"
-           if e["location"] else f"{e['file']}: {entry_text(e, 'new', 'the baseline')}" for e in new[:limit]]
+    out = [entry_line(e, "new", "the baseline") for e in new[:limit]]
     if len(new) > limit:
         out.append(f"mlir-lsp: ... {len(new) - limit} more new dispatches (mlir-lsp --dispatch-diff "
                    f"--against-baseline --baseline {baseline_path} {pv.path})")

@@ -18,7 +18,13 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from ..dispatch.budget import BaselineError, load_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
-from ..dispatch.diff import against_baseline, compiled_side, diff, entry_text
+from ..dispatch.diff import (
+    against_baseline,
+    compiled_side,
+    diff,
+    entry_line,
+    entry_text,
+)
 from ..dispatch.flags import profile_flags, split_flags
 from ..source import SourceError, decode
 from .dispatch import user_profiles
@@ -130,7 +136,7 @@ def run_dispatch_diff(args) -> int:
     return 1 if any(r["delta"] > 0 for r in results) and not args.exit_zero else 0
 
 
-def _label(args, path: str, compiler, other_compiler) -> str:
+def _label(args, compiler, other_compiler) -> str:
     parts = []
     if args.against:
         parts.append(args.against)
@@ -149,7 +155,7 @@ def _label(args, path: str, compiler, other_compiler) -> str:
 
 def _one(args, path, flags, other_flags, counter, other_counter, baseline, workers) -> dict:
     text, is_bytecode = _read(path)
-    label = _label(args, path, counter.compiler, other_counter.compiler)
+    label = _label(args, counter.compiler, other_counter.compiler)
     other_profile = args.against_profile or args.profile
     if baseline is not None:
         cur = compiled_side(counter, "current", path, text, flags, args.profile,
@@ -196,11 +202,6 @@ def _side(counter, label, path, text, flags, profile, input_path):
         raise CompilerError(f"{which}: {e}", e.diagnostics) from None
 
 
-def _where(e: dict) -> str:
-    loc = e["location"]
-    return f"{e['file']}:{loc['line']}:{loc['column']}" if loc else e["file"]
-
-
 def summary(r: dict) -> str:
     c, a = r["current"], r["against"]
     return (f"{r['path']}: {c['flow_dispatches']} dispatches, {a['flow_dispatches']} with {a['label']} "
@@ -212,7 +213,7 @@ def text_lines(r: dict, full: bool = False) -> list[str]:
     out = [summary(r)]
     for kind in ("new", "gone"):
         for e in r[kind]:
-            out.append(f"{_where(e)}: {entry_text(e, kind, r['against']['label'])}")
+            out.append(entry_line(e, kind, r["against"]["label"]))
             shown = e["sources"] if full else e["sources"][:CONCISE_SOURCES]
             out.extend(f"    {e['file']}:{s['line']}:{s['column']} {s['op']}" for s in shown)
             if len(e["sources"]) > len(shown):

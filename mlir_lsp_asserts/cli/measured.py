@@ -16,7 +16,7 @@ from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter, preview
 from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
-from .dispatch import user_profiles
+from .dispatch import _Spinner, user_profiles
 
 
 def add_arguments(group) -> None:
@@ -39,8 +39,6 @@ class Measurer:
 
     def measure(self, outcomes, quiet: bool = False) -> list[str]:
         """Annotate the findings of `outcomes` in place; returns warnings (files not measured)."""
-        from .dispatch import _Spinner
-
         warnings = []
         for oc in outcomes:
             if oc.error or not any(f.code in MEASURED_CODES for f in oc.findings):

@@ -115,6 +115,13 @@ def untargeted_executables(ir: str) -> list[str]:
     return sorted(set(UNTARGETED.findall(ir)))
 
 
+def untargeted_warning(version: str, flags: list[str], untargeted: list[str]) -> str:
+    """What to say when `untargeted_executables` found some."""
+    return (f"iree-compile {version} knows no details of the chip these flags name ({target_of(flags)}; "
+            f"{', '.join(untargeted)} executables without a configuration): the dispatches are formed without "
+            f"them, and a full compile fails (\"missing GPU target\")")
+
+
 def is_torch_input(text: str) -> bool:
     return ("torch.aten." in text or "!torch.vtensor" in text) and "cf.assert" not in text
 
@@ -447,9 +454,7 @@ def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags:
             wi["only_because_of_asserts"] = only_because_of_asserts(described, fixed_described, removed)
     warnings = list(rep.warnings)
     if b.untargeted:
-        warnings.append(f"iree-compile {counter.compiler.version} knows no details of the chip these flags name "
-                        f"({target_of(fl)}; {', '.join(b.untargeted)} executables without a configuration): the "
-                        f"dispatches are formed without them, and a full compile fails (\"missing GPU target\")")
+        warnings.append(untargeted_warning(counter.compiler.version, fl, b.untargeted))
     return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
                    wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
                    warnings=warnings, attribution=attr)

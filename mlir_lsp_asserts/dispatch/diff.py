@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ..check import check_text
 from .attribution import describe, dispatch_name, place, unmatched
 from .budget import Baseline
-from .count import DispatchCounter
+from .count import DispatchCounter, untargeted_warning
 
 
 @dataclass
@@ -80,8 +80,7 @@ def compiled_side(counter: DispatchCounter, label: str, path: str, text: str, fl
                 counter.compiler.version, profile, rep.flags, round(c.seconds, 3),
                 notes=[*rep.warnings, *rep.notes])
     if c.untargeted:
-        side.notes.append(f"iree-compile {counter.compiler.version} knows no details of the chip these flags "
-                          f"name ({', '.join(c.untargeted)} executables without a configuration)")
+        side.notes.append(untargeted_warning(counter.compiler.version, rep.flags, c.untargeted))
     return side
 
 
@@ -198,7 +197,7 @@ def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out[::-1]
 
 
-def _entry(side: Side, d: dict, other: Side, to_other, other_at: dict[int, list[dict]], kind: str) -> dict:
+def _entry(side: Side, d: dict, to_other, other_at: dict[int, list[dict]], kind: str) -> dict:
     causes = []
     flagged, rooted = side.asserts()
     lines = sorted({s["line"] for s in d["sources"] if s["line"] in flagged})
@@ -252,10 +251,14 @@ def diff(current: Side, against: Side) -> dict:
 
     left_c, left_a = unmatched(current.dispatches, against.dispatches, sig_current, sig_against)
     at_a, at_c = _by_line(against.dispatches), _by_line(current.dispatches)
-    new = [_entry(current, current.dispatches[i], against, to_against, at_a, "new") for i in left_c]
-    gone = [_entry(against, against.dispatches[i], current, to_current, at_c, "gone") for i in left_a]
+    new = [_entry(current, current.dispatches[i], to_against, at_a, "new") for i in left_c]
+    gone = [_entry(against, against.dispatches[i], to_current, at_c, "gone") for i in left_a]
+    return {**_counts(current, against), "new": new, "gone": gone}
+
+
+def _counts(current: Side, against: Side) -> dict:
     return {"path": current.path, "current": current.as_json(), "against": against.as_json(),
-            "delta": current.flow_dispatches - against.flow_dispatches, "new": new, "gone": gone}
+            "delta": current.flow_dispatches - against.flow_dispatches}
 
 
 def cause_text(c: dict) -> str:
@@ -267,6 +270,13 @@ def cause_text(c: dict) -> str:
     if c["kind"] == "split":
         return f"split from {c['from']} (its root op is inside that dispatch on the other side)"
     return f"merged into {c['into']} on the other side"
+
+
+def entry_line(e: dict, kind: str, other: str) -> str:
+    """`FILE:LINE:COL: ` at the dispatch's root op (or `FILE: `), then its `entry_text`."""
+    loc = e["location"]
+    where = f"{e['file']}:{loc['line']}:{loc['column']}" if loc else e["file"]
+    return f"{where}: {entry_text(e, kind, other)}"
 
 
 def entry_text(e: dict, kind: str, other: str) -> str:
@@ -383,19 +393,21 @@ def baseline_key(baseline: Baseline, path: str, folders: list[str]) -> str | Non
     return None
 
 
-def against_baseline(current: Side, baseline: Baseline, key: str, label: str) -> tuple[dict, list[dict] | None] | None:
+def against_baseline(current: Side, baseline: Baseline, key: str, label: str,
+                     explain: bool = True) -> tuple[dict, list[dict] | None] | None:
     """(the diff of `current` against what `baseline` stores for `key` and the current profile,
     the baseline's dispatches in the current lines); None when the baseline has no count for
-    them. With a count but no attribution (a version-1 baseline) the diff has `new` and `gone`
-    None: the count says how many, not which."""
+    them. With a count but no attribution (a version-1 baseline), or without `explain` (the
+    current side has no attribution to match), the diff has `new` and `gone` None: the count
+    says how many, not which."""
     golden = baseline.counts.get(key, {}).get(current.profile)
     if not isinstance(golden, int):
         return None
-    stored = baseline.stored(key, current.profile)
+    stored = baseline.stored(key, current.profile) if explain else None
     before = expand(stored, current.lines or []) if stored is not None else None
-    if before is None:
+    if before is None:  # the counts only: no dispatches to match, no causes to read
         side = Side(label, current.path, golden, {}, [], None, None, current.profile)
-        return {**diff(current, side), "new": None, "gone": None}, None
+        return {**_counts(current, side), "new": None, "gone": None}, None
     per: dict[str, int] = {}
     for d in before:
         per[d["function"]] = per.get(d["function"], 0) + 1

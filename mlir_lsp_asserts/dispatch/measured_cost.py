@@ -109,10 +109,16 @@ class Measurement:
     @classmethod
     def of(cls, preview, flags=()) -> Measurement | None:
         """From a `Preview` or its JSON form; None when it ran no what-if (or failed)."""
-        pv = preview.as_json() if hasattr(preview, "as_json") else preview
-        if not pv or not pv.get("what_if") or "flow_dispatches" not in pv:
+        if not preview:
             return None
-        return cls(pv["profile"], flags, pv["what_if"], pv.get("attribution"), pv["flow_dispatches"])
+        if isinstance(preview, dict):
+            get = preview.get
+        else:  # a Preview: its fields as they are (as_json would copy the whole attribution)
+            def get(key):
+                return getattr(preview, key, None)
+        if not get("what_if") or get("flow_dispatches") is None:
+            return None
+        return cls(get("profile"), flags, get("what_if"), get("attribution"), get("flow_dispatches"))
 
     @property
     def saved(self) -> int:

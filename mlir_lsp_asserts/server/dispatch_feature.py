@@ -203,12 +203,10 @@ def baseline_result(ls, path: str, text: str, result: dict) -> tuple[dict, list[
     attr = result.get("attribution") or {}
     cur = Side("current", path, result["flow_dispatches"], result["per_function"], attr.get("dispatches") or [],
                text.split("\n"), result["compiler_version"], result["profile"])
-    got = against_baseline(cur, baseline, key, "the baseline")
+    got = against_baseline(cur, baseline, key, "the baseline", explain=bool(attr))  # no attribution: counts only
     if got is None:
         return {"file": file, "error": f"{os.path.basename(file)} has no count for profile {result['profile']!r}"}, None
     d, before = got
-    if not attr:  # without attribution: the counts only
-        d["new"] = d["gone"] = before = None
     return {"file": file, "key": key, "flow_dispatches": d["against"]["flow_dispatches"], "delta": d["delta"],
             "new": d["new"], "gone": d["gone"]}, before
 
