@@ -32,6 +32,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from . import (
     code_actions_feature,
+    disk_files_feature,
     dispatch_feature,
     guards,
     navigation_feature,
@@ -480,6 +481,7 @@ code_actions_feature.setup(server)
 navigation_feature.setup(server)
 tokens_feature.setup(server)
 dispatch_feature.setup(server)
+disk_files_feature.setup(server)
 
 
 def run_server(tcp: str | None = None) -> int:

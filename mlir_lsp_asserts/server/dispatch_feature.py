@@ -90,9 +90,14 @@ class OpenText(NamedTuple):
 
 
 def open_text(ls, uri: str) -> OpenText | None:
-    """(version, text, file path) of an open document: the one place that reads documents."""
+    """(version, text, file path) of an open document: the one place that reads documents. A
+    file the client never synced but had checked from disk (disk_files_feature) is read there."""
     snap = ls.snapshot(uri)
-    return None if snap is None else OpenText(snap.version, snap.source, snap.path or uri)
+    if snap is None:
+        disk = getattr(ls, "disk_files", None)
+        got = disk.text(uri) if disk is not None else None
+        return None if got is None else OpenText(*got)
+    return OpenText(snap.version, snap.source, snap.path or uri)
 
 
 def _flags(ls) -> list[str]:

@@ -1,0 +1,223 @@
+"""Files the client never syncs: checked and fixed on disk, their findings published for their URI.
+
+VS Code gives no extension the text of a document above 50 MB (`MODEL_SYNC_LIMIT`): no didOpen
+reaches the server, yet diagnostics published for the file's URI still show (Problems panel,
+squiggles). The extension asks for such a file (and for a `.mlirbc`, which opens as binary):
+
+    mlirLsp/checkFromDisk {uri, force?}
+        -> {uri, megabytes, findings, fixable, error, notes}
+        checks the file on disk as `mlir-lsp --check` does (same cost, nothing kept in memory)
+        and publishes its findings; an unchanged file (same mtime and size) is not checked
+        again unless `force` (e.g. after its config file changed)
+    mlirLsp/fixOnDisk {uri, mode: "strip" | "assume", unsafe?}
+        -> {fixed, remaining, error}
+        `mlir-lsp --check --fix` on it (the fixed text verified by the real parser, written
+        atomically), then publishes what is left
+    mlirLsp/diskFileClosed {uri}   (notification)
+        the editor closed it: its findings are cleared (the workspace watch takes it back)
+
+A file checked this way also answers `mlirLsp/dispatchCount` and `mlirLsp/dispatchIR`, with its
+text read from disk when asked (`DiskFiles.text`). Paths outside the workspace folders are
+refused (guards.py); a document the client has open keeps its own diagnostics and is neither
+checked nor written here. Settings are the CLI's and the workspace scan's: the config file found
+for the path, else the defaults (a broken config file is the answer's error, shown at line 1).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+from lsprotocol import types
+
+# TODO(file_job): import from ..file_job once run_file/JobOptions have moved into the core.
+from ..cli.check_job import FileOutcome, JobOptions, run_file
+from ..findings import Applicability, FixMode
+from ..source import SourceError, decode
+from . import guards, workspace_feature
+from .convert import diagnostic, plain_diagnostic
+from .open_documents import uri_path
+
+log = logging.getLogger(__name__)
+CHECK_REQUEST = "mlirLsp/checkFromDisk"
+FIX_REQUEST = "mlirLsp/fixOnDisk"
+CLOSED_NOTIFICATION = "mlirLsp/diskFileClosed"
+MB = 1024 * 1024
+# A publish lists at most this many findings, then one summary (as for open documents).
+MAX_PUBLISHED = 2000
+
+
+class DiskFiles:
+    """The files checked from disk (the server's `ls.disk_files`)."""
+
+    def __init__(self):
+        self.checked: dict[str, tuple[tuple[int, int], dict]] = {}  # uri -> ((mtime_ns, size), answer)
+        self.lock = threading.Lock()
+        self._file_locks: dict[str, threading.Lock] = {}
+
+    def file_lock(self, uri: str) -> threading.Lock:
+        """One check or fix of a file at a time: publishes keep the order of the work."""
+        with self.lock:
+            return self._file_locks.setdefault(uri, threading.Lock())
+
+    def forget(self, uri: str) -> None:
+        with self.lock:
+            self.checked.pop(uri, None)
+
+    def text(self, uri: str) -> tuple[int, str, str] | None:
+        """(version: the file's mtime in ns, text, path) of a file checked from disk, read now;
+        None for any other URI (dispatch counts ask here for documents that are not open)."""
+        with self.lock:
+            known = uri in self.checked
+        path = uri_path(uri) if known else None
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as f:
+                version = os.fstat(f.fileno()).st_mtime_ns
+                data = f.read()
+            return version, decode(data).text, path
+        except (OSError, SourceError) as e:
+            log.info("disk file %s: %s", path, e)
+            return None
+
+
+def _param(params, name: str, default=None):
+    if isinstance(params, dict):
+        return params.get(name, default)
+    return getattr(params, name, default)
+
+
+def _target(ls, uri) -> tuple[str | None, str | None]:
+    """(path, None) of a request's file, or (None, why it is refused)."""
+    if not isinstance(uri, str) or not uri.startswith("file:"):
+        return None, f"not a file URI: {uri!r}"
+    if refused := guards.refuse_path(ls, uri):
+        return None, refused
+    if uri in ls.documents:
+        return None, ("the document is open in the editor: its findings come from the editor's text "
+                      "(use the quick fixes or fix all there)")
+    return uri_path(uri), None
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size
+
+
+def _publish(ls, uri: str, out: FileOutcome | None) -> None:
+    """Publish a job's findings for `uri` (none: clear) from a worker thread, and wait until it
+    is sent: a client that looks at its diagnostics when the answer comes sees them."""
+    diags: list[types.Diagnostic] = []
+    if out is not None and out.error:
+        diags.append(plain_diagnostic(f"mlir-lsp: {Path(out.path).name}: {out.error}"))
+    if out is not None:
+        diags.extend(diagnostic(uri, f) for f in out.findings[:MAX_PUBLISHED])
+        if len(out.findings) > MAX_PUBLISHED:
+            diags.append(plain_diagnostic(
+                f"mlir-lsp: {len(out.findings) - MAX_PUBLISHED} more findings not shown "
+                "(run `mlir-lsp --check --statistics` for all of them)", types.DiagnosticSeverity.Information,
+                line=out.findings[MAX_PUBLISHED].span.start_pos.line))
+    params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diags)
+    sent = threading.Event()
+
+    def send() -> None:
+        try:
+            ls.text_document_publish_diagnostics(params)
+        finally:
+            sent.set()
+
+    ls.in_loop(send)
+    sent.wait(30)  # (called from a worker) the publish goes out before the request's answer
+
+
+def _answer(uri: str, size: int, out: FileOutcome) -> dict:
+    fixable = sum(1 for f in out.findings if any(x.applicability == Applicability.SAFE for x in f.fixes))
+    return {"uri": uri, "megabytes": round(size / MB, 1), "findings": len(out.findings), "fixable": fixable,
+            "error": out.error or out.write_error, "notes": list(out.notes)}
+
+
+def _gone(ls, uri: str, path: str) -> dict:
+    ls.disk_files.forget(uri)
+    _publish(ls, uri, None)
+    return {"uri": uri, "megabytes": 0, "findings": 0, "fixable": 0, "error": f"no such file: {path}", "notes": []}
+
+
+def check_from_disk(ls, uri, force: bool = False) -> dict:
+    path, refused = _target(ls, uri)
+    if path is None:
+        return {"uri": uri, "megabytes": None, "findings": 0, "fixable": 0, "error": refused, "notes": []}
+    state: DiskFiles = ls.disk_files
+    with state.file_lock(uri):
+        try:
+            stamp = _stamp(path)
+        except FileNotFoundError:
+            return _gone(ls, uri, path)
+        except OSError as e:
+            return {"uri": uri, "megabytes": None, "findings": 0, "fixable": 0,
+                    "error": f"cannot read: {e.strerror or e}", "notes": []}
+        with state.lock:
+            cached = state.checked.get(uri)
+        if not force and cached is not None and cached[0] == stamp:
+            return cached[1]  # published when it was computed
+        out = run_file(path, JobOptions())
+        answer = _answer(uri, stamp[1], out)
+        with state.lock:
+            state.checked[uri] = (stamp, answer)
+        _publish(ls, uri, out)
+        return answer
+
+
+def fix_on_disk(ls, uri, mode, unsafe: bool = False) -> dict:
+    if mode not in tuple(FixMode):
+        return {"fixed": 0, "remaining": None, "error": f"mode must be one of {', '.join(FixMode)}, not {mode!r}"}
+    path, refused = _target(ls, uri)
+    if path is None:
+        return {"fixed": 0, "remaining": None, "error": refused}
+    state: DiskFiles = ls.disk_files
+    with state.file_lock(uri):
+        if not os.path.exists(path):
+            _gone(ls, uri, path)
+            return {"fixed": 0, "remaining": None, "error": f"no such file: {path}"}
+        out = run_file(path, JobOptions(fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
+        try:
+            stamp = _stamp(path)
+        except OSError:
+            stamp = None
+        if stamp is not None and not out.error:  # the findings of the file as it is now
+            with state.lock:
+                state.checked[uri] = (stamp, _answer(uri, stamp[1], out))
+        else:
+            state.forget(uri)
+        _publish(ls, uri, out)
+        return {"fixed": out.fixed_count, "remaining": len(out.findings), "error": out.error or out.write_error}
+
+
+def closed(ls, uri: str) -> None:
+    """The editor closed a file it never synced: clear its findings, as for a closed document;
+    the workspace watch (when on) checks it again as any file on disk."""
+    with ls.disk_files.lock:
+        known = ls.disk_files.checked.pop(uri, None) is not None
+    if known and uri not in ls.documents:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        workspace_feature.closed(ls, uri)
+
+
+def setup(server) -> None:
+    server.disk_files = DiskFiles()
+
+    @server.feature(CHECK_REQUEST)
+    @server.thread()
+    def check_request(ls, params):
+        return check_from_disk(ls, _param(params, "uri"), bool(_param(params, "force", False)))
+
+    @server.feature(FIX_REQUEST)
+    @server.thread()
+    def fix_request(ls, params):
+        return fix_on_disk(ls, _param(params, "uri"), _param(params, "mode"), bool(_param(params, "unsafe", False)))
+
+    @server.feature(CLOSED_NOTIFICATION)
+    def closed_notification(ls, params):
+        closed(ls, _param(params, "uri"))
