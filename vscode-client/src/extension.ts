@@ -16,6 +16,8 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { DispatchResult, computingView, idleView, resultView } from "./dispatchStatus";
+import { DiskFiles, tabUri } from "./diskFiles";
+import { FixMode, autoCountAllowed, onRequestView } from "./diskStatus";
 import { RestartPolicy } from "./restartPolicy";
 import { ResolveEnv, expandVariables, notFoundMessage, resolveServer } from "./serverPath";
 import { JsonObject, serverSettings } from "./settings";
@@ -39,6 +41,7 @@ let client: LanguageClient | undefined;
 let starting: Promise<void> | undefined;
 let output: vscode.OutputChannel;
 let status: DispatchStatus;
+let disk: DiskFiles;
 const virtualDocs = new Map<string, string>();
 
 function resolveEnv(): ResolveEnv {
@@ -161,6 +164,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   client.onDidChangeState((e) => {
     if (e.newState === State.Running) {
       status.refresh();
+      disk.recheckAll();
+      disk.scan();
     }
   });
   try {
@@ -289,12 +294,6 @@ async function showDispatchIR(target?: vscode.TextDocument): Promise<void> {
   await showVirtual(DISPATCH_IR_SCHEME, baseName(doc.uri).replace(/\.mlir$/, "") + ".dispatch-creation.mlir", doc.uri, result.text);
 }
 
-/** The file a tab shows (a binary .mlirbc opens as a text or custom editor input). */
-function tabUri(tab: vscode.Tab | undefined): vscode.Uri | undefined {
-  const input = tab?.input;
-  return input instanceof vscode.TabInputText || input instanceof vscode.TabInputCustom ? input.uri : undefined;
-}
-
 function isBytecodeFile(uri: vscode.Uri | undefined): uri is vscode.Uri {
   return uri !== undefined && uri.scheme === "file" && uri.path.endsWith(".mlirbc");
 }
@@ -324,6 +323,11 @@ async function showBytecodeAsText(arg?: vscode.Uri): Promise<void> {
   await showVirtual(BYTECODE_SCHEME, baseName(uri) + ".mlir", uri, result.text);
 }
 
+/** A document's size in characters (bytes for ASCII IR), without copying its text. */
+function documentSize(doc: vscode.TextDocument): number {
+  return doc.offsetAt(doc.lineAt(doc.lineCount - 1).range.end);
+}
+
 /** The status bar item: the active file's dispatch count, what-if delta, spinner while compiling. */
 class DispatchStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("mlirLsp.dispatches", vscode.StatusBarAlignment.Right, 100);
@@ -338,7 +342,7 @@ class DispatchStatus implements vscode.Disposable {
     this.subs.push(
       vscode.window.onDidChangeActiveTextEditor(() => this.refresh()),
       vscode.workspace.onDidSaveTextDocument((doc) => {
-        if (isMlir(doc) && this.autoCompute()) {
+        if (isMlir(doc) && this.autoCompute(doc)) {
           void this.compute(doc);
         }
       }),
@@ -352,12 +356,19 @@ class DispatchStatus implements vscode.Disposable {
     return vscode.workspace.getConfiguration(SECTION).get<T>(`dispatch.${key}`, fallback);
   }
 
-  private autoCompute(): boolean {
-    return this.dispatchSetting("enabled", true) && this.dispatchSetting<string>("trigger", "save") !== "manual";
+  /** Whether this document is counted without being asked: the trigger, and files above
+   * dispatch.autoMaxMegabytes only on request (as the server's own trigger). */
+  private autoCompute(doc: vscode.TextDocument): boolean {
+    return this.dispatchSetting("enabled", true) && this.dispatchSetting<string>("trigger", "save") !== "manual" &&
+      autoCountAllowed(documentSize(doc), this.autoMaxMegabytes());
+  }
+
+  private autoMaxMegabytes(): number {
+    return this.dispatchSetting("autoMaxMegabytes", 16);
   }
 
   private changed(doc: vscode.TextDocument): void {
-    if (!isMlir(doc) || this.dispatchSetting<string>("trigger", "save") !== "idle" || !this.dispatchSetting("enabled", true)) {
+    if (!isMlir(doc) || this.dispatchSetting<string>("trigger", "save") !== "idle" || !this.autoCompute(doc)) {
       if (doc === vscode.window.activeTextEditor?.document) {
         this.refresh();
       }
@@ -391,8 +402,10 @@ class DispatchStatus implements vscode.Disposable {
         view.text += " (edited)";
       }
       this.show(view);
-    } else if (this.autoCompute() && client?.isRunning() === true) {
+    } else if (this.autoCompute(doc) && client?.isRunning() === true) {
       void this.compute(doc);
+    } else if (this.dispatchSetting<string>("trigger", "save") !== "manual" && !autoCountAllowed(documentSize(doc), this.autoMaxMegabytes())) {
+      this.show(onRequestView(documentSize(doc), this.autoMaxMegabytes()));
     } else {
       this.show(idleView());
     }
@@ -454,7 +467,14 @@ class DispatchStatus implements vscode.Disposable {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("mlir-lsp");
   status = new DispatchStatus();
-  context.subscriptions.push(output, status);
+  disk = new DiskFiles({
+    client: () => client,
+    ready: () => (starting ?? Promise.resolve()).catch(() => undefined),
+    output,
+    dispatchRequest: DISPATCH_REQUEST,
+    profile: () => vscode.workspace.getConfiguration(SECTION).get<string>("dispatch.profile", "default"),
+  });
+  context.subscriptions.push(output, status, disk);
   registerVirtualScheme(context, DISPATCH_IR_SCHEME);
   registerVirtualScheme(context, BYTECODE_SCHEME);
   const command = (name: string, fn: (...args: never[]) => Promise<void> | void): void => {
@@ -466,12 +486,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command("mlirLsp.stripAll", () => applySourceAction(KINDS.stripAll));
   command("mlirLsp.assumeAll", () => applySourceAction(KINDS.assumeAll));
   command("mlirLsp.recomputeDispatchCount", async () => {
+    if (disk.active() !== undefined) {
+      await disk.count();
+      return;
+    }
     const doc = activeMlir();
     if (doc !== undefined) {
       await status.compute(doc);
     }
   });
   command("mlirLsp.openDispatchIR", () => showDispatchIR());
+  // Files VS Code does not sync (above 50 MB), checked and fixed on disk by the server; on a
+  // synced document the fix commands apply the editor's strip all / assume all instead.
+  const fixOnDisk = async (mode: FixMode, arg?: unknown): Promise<void> => {
+    if (!(await disk.fix(mode, arg))) {
+      await applySourceAction(mode === "strip" ? KINDS.stripAll : KINDS.assumeAll);
+    }
+  };
+  command("mlirLsp.fixOnDiskStrip", (arg?: unknown) => fixOnDisk("strip", arg));
+  command("mlirLsp.fixOnDiskAssume", (arg?: unknown) => fixOnDisk("assume", arg));
+  command("mlirLsp.checkFromDisk", async (arg?: unknown) => {
+    if (!(await disk.recheck(arg))) {
+      void vscode.window.showInformationMessage("mlir-lsp: the active editor's file is synced with the server (not above " +
+        "VS Code's 50 MB limit); its findings come from the editor.");
+    }
+  });
+  command("mlirLsp.diskFileActions", () => disk.menu());
   command("mlirLsp.showBytecodeAsText", showBytecodeAsText);
   // A .mlirbc file opened in an editor gets its text view beside it, through the server.
   context.subscriptions.push(vscode.window.tabGroups.onDidChangeTabs((e) => {
@@ -489,6 +529,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   }));
   await startClient(context);
+  disk.scan();
 }
 
 export async function deactivate(): Promise<void> {
