@@ -198,3 +198,57 @@ def test_a_large_document_message_has_its_section_lifted_before_json(big_inline_
         assert opened.live.finding_count() == 4
     other = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"text": text}}).encode()
     assert lift(other) is other  # not a document's text: left alone
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_workspace_scan_checks_an_export_above_the_size_cap_and_leaves_no_process(tmp_path, big_inline_export):
+    """A closed export of 20 MB whose IR is 120 KB: `workspace.maxFileMegabytes` (here 1) counts
+    the IR, so the scan (in its own child process) publishes its findings; after shutdown no
+    process of the server is left."""
+    import asyncio
+    import time
+
+    from pytest_lsp import make_test_lsp_client
+
+    folder = big_inline_export.parent
+    client = make_test_lsp_client()
+    await client.start_io(sys.executable, "-m", "mlir_lsp_asserts")
+    server_pid = client._server.pid
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=folder.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name="ws")],
+        initialization_options={"mlirLsp": {"workspace": {"maxFileMegabytes": 1}}}))
+    uri = big_inline_export.resolve().as_uri()
+    try:
+        deadline = time.monotonic() + 60
+        while not client.diagnostics.get(uri) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert sorted(d.range.start.line + 1 for d in client.diagnostics.get(uri, ())) == [a + 1 for a in ASSERT_LINES]
+        children = _children(server_pid)
+        assert children, "the scan's checks run in a child process of the server"
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in children) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert not [p for p in children if _alive(p)]
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids = (task / "children").read_text().split()
+        out.extend(int(k) for k in kids)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+    except OSError:
+        return False
