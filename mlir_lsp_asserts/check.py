@@ -24,8 +24,9 @@ from .rules import (
     doc_url,
 )
 from .syntax.asserts import assert_message, assert_ops, source_location
-from .syntax.op_tree import Op
+from .syntax.op_tree import Op, SyntaxIssue
 from .syntax.parsed_text import ParsedText, parse
+from .syntax.resource_section import NOT_CLOSED, ResourceTail
 
 SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")
 
@@ -77,7 +78,10 @@ def _suppressed(parsed: ParsedText, op: Op, code: str) -> bool:
 
 
 def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool = True,
-               is_bytecode: bool = False, parsed: ParsedText | None = None) -> CheckResult:
+               is_bytecode: bool = False, parsed: ParsedText | None = None,
+               tail: ResourceTail | None = None) -> CheckResult:
+    """`text` is a whole module, or the IR part of one whose resource section `tail` was not
+    read (see source.py): an unclosed section is then reported where it starts."""
     settings = settings or Settings()
     parsed = parsed or parse(text)
     result = CheckResult(parsed)
@@ -112,6 +116,8 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
             finding.source_location = source_location(parsed, op)
         result.findings.append(finding)
     issues = parsed.issues
+    if tail is not None and not tail.closed:
+        issues = [*issues, SyntaxIssue(len(text), len(text), NOT_CLOSED + " (the file ends inside its resources)")]
     syntax_doc = doc_url(SYNTAX_ERROR_CODE, settings.docs_base_url)
     for issue in issues[:MAX_SYNTAX_ISSUES]:
         result.findings.append(Finding(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, Severity.ERROR,

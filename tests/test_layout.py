@@ -80,5 +80,5 @@ def test_the_check_finds_a_circle_and_an_upward_import():
     """The two checks above on a graph that breaks them."""
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     graph = import_graph()
-    assert "mlir_lsp_asserts.check" in graph["mlir_lsp_asserts.cli.check_job"]
+    assert "mlir_lsp_asserts.check" in graph["mlir_lsp_asserts.file_job"]
     assert not any(d.startswith(FRONT_ENDS) for d in graph["mlir_lsp_asserts.check"])

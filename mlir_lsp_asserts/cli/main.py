@@ -12,7 +12,7 @@ import sys
 import time
 
 from .. import __version__
-from .check_job import FileOutcome, JobOptions, cpu_count, run_file
+from ..file_job import FileOutcome, JobOptions, run_file
 from .output import OUTPUT_FORMATS, RENDERERS, FileReport, render_statistics
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -310,3 +310,10 @@ def _check_once(args, opts: JobOptions, measurer=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

@@ -58,7 +58,7 @@ from ..syntax.statements import (
     slice_pairs,
 )
 
-PIECES_MIN_CHARS = 512 * 1024
+PIECES_MIN_CHARS = 128 * 1024  # clip_l's 400 KB of IR checked whole: 47 ms an edit; in pieces 2.7 ms
 # Issues of a text whose braces do not balance (the reader's messages).
 BRACE_ISSUES = frozenset({"'{' is never closed", "region '{' is never closed", "unmatched '}'"})
 # An op whose `(` or `[` is not closed runs on to the end of what is read: past its piece.

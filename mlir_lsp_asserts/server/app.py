@@ -41,6 +41,7 @@ from . import (
 )
 from .convert import diagnostic_json, plain_diagnostic
 from .dispatch_feature import DispatchState
+from .held_resources import lift
 from .open_documents import OpenDocument, Snapshot
 from .options import SECTION, ServerOptions, read_options
 from .parser_feature import ParserDiagnostics
@@ -112,11 +113,16 @@ class LockedStdoutWriter(StdoutWriter):
 class TextStdinReader(StdinAsyncReader):
     """Gives pygls each message body as text, decoded in the reading thread with the bytes let go
     at once: `json.loads` of bytes decodes to a temporary string of its own, so a 50 MB didOpen
-    would otherwise be held three times (bytes, that string, the parsed text) at its peak."""
+    would otherwise be held three times (bytes, that string, the parsed text) at its peak. A
+    document's resource section is lifted out of the body first (`held_resources.lift`)."""
 
     def readexactly(self, n: int):
         def read() -> str:
-            return self.stdin.read(n).decode("utf-8", "surrogatepass")
+            body = lift(self.stdin.read(n))
+            try:
+                return body.decode("utf-8")  # the fast path; surrogatepass only where needed
+            except UnicodeDecodeError:
+                return body.decode("utf-8", "surrogatepass")
         return self.loop.run_in_executor(self.executor, read)
 
 
@@ -199,6 +205,9 @@ class MlirLspServer(LanguageServer):
         live = doc.live
         conv = self.protocol._converter
         parts = [json.dumps(conv.unstructure(plain_diagnostic(doc.error)))] if doc.error else []
+        if problem := doc.tail_problem():
+            parts.append(json.dumps(conv.unstructure(plain_diagnostic(problem[1], types.DiagnosticSeverity.Error,
+                                                                      line=problem[0]))))
         shown = 0
         measured = dispatch_feature.measurement(self.dispatch, doc.uri, doc.version)
         # A rendering holds for its first line and the measurement it shows (none, or one what-if).
@@ -260,8 +269,7 @@ def apply_options(ls: MlirLspServer, options) -> bool:
     if new.rules != old.rules:
         with ls.lock:
             for uri, doc in ls.documents.items():
-                s = doc.snapshot()
-                ls.documents[uri] = OpenDocument(uri, s.version, s.source, new.rules)
+                ls.documents[uri] = doc.with_settings(new.rules)
     return True
 
 

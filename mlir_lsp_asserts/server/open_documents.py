@@ -1,5 +1,12 @@
 """The server's open documents: each a `LiveText` (pieces, checked piece by piece) plus the
-reason it is not checked, when it is not (binary content, too large)."""
+reason it is not checked, when it is not (binary content, too large).
+
+A document whose text ends in a resource section (an export with its weights inline: 400 KB of
+IR, 490 MB of hex) keeps only its IR part in the `LiveText`; the section stays where the client's
+message put it, in the text received or in the message's bytes (`held_resources.py`), and is
+never split, checked or copied. An
+edit inside the IR part costs what it costs in a small file; one that reaches into the section
+(rare: nobody types in a weight) reads the document again."""
 
 from __future__ import annotations
 
@@ -10,8 +17,12 @@ from urllib.parse import unquote, urlparse
 from ..config import Settings
 from ..incremental.live_text import LiveText
 from ..source import SourceError, decode
+from ..syntax.lines import LineIndex
+from ..syntax.resource_section import NOT_CLOSED, tail_of_text
+from .held_resources import HeldTail, held_tail_of
 
-# Past this a document is not checked live (the CLI still checks it): one message says so.
+# Past this much IR a document is not checked live (the CLI still checks it): one message says
+# so. A resource section does not count: it is never read.
 MAX_LIVE_CHARS = 128 * 1024 * 1024
 
 
@@ -34,20 +45,42 @@ def uri_path(uri: str) -> str | None:
 
 
 class OpenDocument:
-    __slots__ = ("uri", "live", "error", "raw")
+    __slots__ = ("uri", "live", "error", "raw", "tail")
 
     def __init__(self, uri: str, version: int | None, text: str, settings: Settings):
         self.uri = uri
         self._reset(version, text, settings)
 
     def _reset(self, version: int | None, text: str, settings: Settings) -> None:
-        self.error = _why_unchecked(text)
-        self.live = LiveText("" if self.error else text, settings, version=version)
-        self.raw = text if self.error else None  # what the client sent, for snapshots
+        tail: HeldTail | None = None
+        if (held := held_tail_of(text)) is not None:
+            ir, tail = text[:held[0]], held[1]
+        elif (found := tail_of_text(text)) is not None:
+            ir, tail = text[:found.start], HeldTail(text, found.start, found.end, found.closed)
+        else:
+            ir = text
+        self.error = _why_unchecked(ir)
+        self.live = LiveText("" if self.error else ir, settings, version=version)
+        self.raw = (ir if tail is None else ir + tail.text()) if self.error else None  # for snapshots
+        self.tail = None if self.error else tail
+
+    def with_settings(self, settings: Settings) -> OpenDocument:
+        """The same text checked with other settings (the resource section is not copied)."""
+        if self.error or self.tail is None:
+            s = self.snapshot()
+            return OpenDocument(self.uri, s.version, s.source, settings)
+        doc = OpenDocument(self.uri, self.version, self.live.text, settings)
+        doc.tail = self.tail
+        return doc
 
     @property
     def version(self) -> int | None:
         return self.live.version
+
+    @property
+    def tail_line(self) -> int | None:
+        """The line the resource section starts on (the IR part ends with a line end)."""
+        return None if self.tail is None else self.live.line_count - 1
 
     def change(self, changes, version: int | None) -> None:
         """Apply LSP content changes (each with a range, or a whole text)."""
@@ -55,13 +88,18 @@ class OpenDocument:
             rng = getattr(ch, "range", None)
             if rng is None:
                 self._reset(version, ch.text, self.live.settings)
-            elif not self.error:  # an unchecked text: only a whole replacement can change it
+            elif self.error:
+                continue  # an unchecked text: only a whole replacement can change it
+            elif self.tail is not None and max(rng.start.line, rng.end.line) >= self.tail_line:
+                self._reset(version, _spliced(self.snapshot().source, rng, ch.text), self.live.settings)
+            else:
                 self.live.apply_change(((rng.start.line, rng.start.character), (rng.end.line, rng.end.character)),
                                        ch.text)
         self.live.version = version
 
     def parts(self) -> list[tuple[str, int, int]]:
-        """The text as immutable spans (string, start, end), without copying the pieces."""
+        """The IR as immutable spans (string, start, end), without copying the pieces; a
+        resource section is left out (the real parser reads the IR without the blobs' bytes)."""
         if self.error:
             return [(self.raw, 0, len(self.raw))]
         return [(p._own, 0, len(p._own)) if p._own is not None else (p._base, p._start, p._end)
@@ -69,10 +107,33 @@ class OpenDocument:
 
     @property
     def size(self) -> int:
-        return len(self.raw) if self.error else sum(p.size for p in self.live.pieces)
+        if self.error:
+            return len(self.raw)
+        return sum(p.size for p in self.live.pieces) + (self.tail.size if self.tail else 0)
+
+    def tail_problem(self) -> tuple[int, str] | None:
+        """(line, message) when the resource section is not closed (a truncated export)."""
+        if self.tail is None or self.tail.closed:
+            return None
+        return self.tail_line, NOT_CLOSED + " (the document ends inside its resources)"
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(self.uri, self.version, self.raw if self.error else self.live.text)
+        if self.error:
+            return Snapshot(self.uri, self.version, self.raw)
+        text = self.live.text
+        if self.tail is not None:
+            text += self.tail.text()
+        return Snapshot(self.uri, self.version, text)
+
+
+def _spliced(text: str, rng, new_text: str) -> str:
+    """`text` with an LSP range replaced (a whole-text operation, for the rare edit that touches a
+    resource section)."""
+    lines = LineIndex(text)
+    a = lines.offset(rng.start.line, rng.start.character)
+    b = lines.offset(rng.end.line, rng.end.character)
+    a, b = min(a, b), max(a, b)
+    return text[:a] + new_text + text[b:]
 
 
 def _why_unchecked(text: str) -> str | None:

@@ -60,7 +60,7 @@ class WorkspaceOptions:
 
     watch: bool = _key("watch", default=True)
     max_files: int = _key("maxFiles", default=5000)
-    max_file_megabytes: float = _key("maxFileMegabytes", default=64.0)
+    max_file_megabytes: float = _key("maxFileMegabytes", default=512.0)  # of IR: resources do not count
 
     @property
     def max_bytes(self) -> int:

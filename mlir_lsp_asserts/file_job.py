@@ -1,4 +1,8 @@
-"""One file's job for the CLI (picklable, so it runs in worker processes)."""
+"""One file's job: read it, check it, and with `fix`/`diff` fix it. The CLI runs it in worker
+processes (it is picklable); the server runs it for files it checks from disk.
+
+A file is read with `source.read_path`: a text file's resource section (an export's weights
+inline) is located, never read, so a 490 MB export costs its few hundred KB of IR."""
 
 from __future__ import annotations
 
@@ -6,10 +10,11 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 
-from ..check import check_text
-from ..config import ConfigError, Settings, settings_for
-from ..findings import Finding
-from ..source import SourceError, decode
+from .check import check_text
+from .config import ConfigError, Settings, settings_for
+from .files import file_stamp
+from .findings import Finding
+from .source import SourceError, decode, read_path
 
 
 @dataclass
@@ -38,12 +43,13 @@ class FileOutcome:
     stdout_text: str | None = None  # stdin + --fix: the fixed text
     text_file: str | None = None  # the file on disk that holds exactly `text` (None: stdin, bytecode)
     measured_severity: bool = False  # the file's setting (see cli/measured.py)
+    resources: str | None = None  # what was not read: the size of the file's resource section
 
 
 def _settings(path: str, opts: JobOptions) -> Settings:
     from pathlib import Path
 
-    from ..config import settings_from_mapping
+    from .config import settings_from_mapping
 
     base = settings_for(None if path == "-" else Path(path), Path(opts.config_file) if opts.config_file else None)
     if opts.settings_override:
@@ -60,16 +66,17 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
     except ConfigError as e:
         out.error = str(e)
         return out
+    stamp = raw = None
     try:
         if path == "-":
-            data = stdin_data if stdin_data is not None else sys.stdin.buffer.read()
+            raw = stdin_data if stdin_data is not None else sys.stdin.buffer.read()
+            source = decode(raw)
         else:
-            data = read_bytes(path)
+            stamp = file_stamp(path)
+            source = read_path(path)
     except OSError as e:
         out.error = f"cannot read: {e.strerror or e}"
         return out
-    try:
-        source = decode(data)
     except SourceError as e:
         out.error = str(e)
         return out
@@ -77,10 +84,8 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         out.error = "out of memory while reading the file"
         return out
     text = source.text
-    if not (opts.fix or opts.diff):
-        data = None  # the bytes are needed only to detect changes on disk before a write
     try:
-        result = check_text(text, settings, is_bytecode=source.is_bytecode)
+        result = check_text(text, settings, is_bytecode=source.is_bytecode, tail=source.tail)
     except MemoryError:
         out.error = "out of memory while checking the file"
         return out
@@ -88,42 +93,17 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         out.error = f"internal error while checking ({type(e).__name__}: {str(e)[:200]}); please report it"
         return out
     out.text = text
-    out.text_file = None if path == "-" or source.is_bytecode else path
+    out.text_file = None if path == "-" or source.is_bytecode else path  # its IR part is `text`
     out.measured_severity = settings.measured_severity
     out.lines = result.parsed.lines
     out.findings = result.findings
     if source.is_bytecode:
         out.notes.append("read from MLIR bytecode: positions refer to its textual form")
+    if source.tail is not None:
+        out.resources = source.tail.describe()
     if opts.fix or opts.diff:
-        from .fix_job import fix_file_outcome
+        from .fixes.file_fix import fix_file_outcome
 
-        fix_file_outcome(out, result, settings, opts, data, source.is_bytecode)
+        fix_file_outcome(out, result, settings, opts, source, stamp, raw)
     return out
 
-
-def read_bytes(path: str) -> bytes:
-    """The file's bytes, read into one buffer of the right size (f.read() may hold two copies)."""
-    with open(path, "rb", buffering=0) as f:
-        size = os.fstat(f.fileno()).st_size
-        buf = bytearray(size)
-        view = memoryview(buf)
-        got = 0
-        while got < size:
-            n = f.readinto(view[got:])
-            if not n:
-                break
-            got += n
-        view.release()
-        if got < size:
-            del buf[got:]
-        rest = f.read()  # the file grew while reading
-        if rest:
-            buf += rest
-    return buf
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
