@@ -32,8 +32,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-# TODO(file_job): import from ..file_job once run_file/JobOptions have moved into the core.
-from ..cli.check_job import FileOutcome, JobOptions, run_file
+from ..file_job import FileOutcome, JobOptions, run_file
 from ..findings import Applicability, FixMode
 from ..source import SourceError, decode
 from . import guards, workspace_feature
