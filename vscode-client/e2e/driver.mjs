@@ -250,11 +250,13 @@ async function bigFileScenario() {
 
   // The fix on disk: the server rewrites the file, VS Code reloads it, the findings go.
   await runCommand("mlir-lsp: Fix the file on disk (rewrite to util.assume.int)");
+  const notice = page.locator(".notifications-toasts .notification-list-item", { hasText: "fixed on disk" }).first();
+  await notice.waitFor({ timeout: 90000 });
+  seen.fixNotice = (await notice.innerText()).replace(/\s+/g, " ");
   seen.fixed = await waitFindings(0, "after the fix");
   await page.locator(".monaco-editor .view-lines", { hasText: "util.assume.int" }).first().waitFor({ timeout: 60000 });
   const onDisk = fs.readFileSync(cfg.big, "latin1");
   seen.fixedOnDisk = { assume: (onDisk.match(/util\.assume\.int/g) ?? []).length, asserts: (onDisk.match(/cf\.assert %/g) ?? []).length };
-  seen.fixNotice = (await page.locator(".notifications-toasts .notification-list-item").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
   log(`fixed: ${JSON.stringify(seen.fixedOnDisk)} ${JSON.stringify(seen.fixNotice)}`);
   await shot(page, "3-big-file-fixed-on-disk");
 
