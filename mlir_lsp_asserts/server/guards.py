@@ -8,9 +8,11 @@
   repository), so a repository cannot make the server run a program it ships. Otherwise the
   setting is ignored with a warning and the compiler found as without it (beside this package,
   else on PATH).
-- Paths: a request naming a file (`mlirLsp/dispatchCount`, `mlirLsp/bytecodeToText`) outside
-  every workspace folder is refused with a message naming the path and the folders; with no
-  workspace folder at all (a single file opened) nothing is refused.
+- Paths: a request naming a file (`mlirLsp/dispatchCount`, `mlirLsp/bytecodeToText`,
+  `mlirLsp/checkFromDisk`, `mlirLsp/fixOnDisk`) outside every workspace folder is refused with a
+  message naming the path and the folders; with no workspace folder at all (a single file opened)
+  nothing is refused. The one request that writes a user's file is `mlirLsp/fixOnDisk`, and never
+  a document the client has open (disk_files_feature.py).
 """
 
 from __future__ import annotations
