@@ -146,9 +146,10 @@ async def test_request_paths_outside_the_workspace_are_refused(tmp_path):
     async with lsp_server(tmp_path, folders=[ws]) as lsp:
         for p in (outside_doc, link):
             await open_and_wait(lsp, p.as_uri(), p.read_text())
-            for method in ("mlirLsp/dispatchCount", "mlirLsp/bytecodeToText"):
-                res = await lsp.protocol.send_request_async(method, {"uri": p.as_uri()})
+            for method in ("mlirLsp/dispatchCount", "mlirLsp/bytecodeToText", "mlirLsp/checkFromDisk", "mlirLsp/fixOnDisk"):
+                res = await lsp.protocol.send_request_async(method, {"uri": p.as_uri(), "mode": "strip"})
                 assert "outside the workspace" in res.error and str(p) in res.error, (method, res)
+        assert outside_doc.read_text() == REPRO.read_text()  # fixOnDisk wrote nothing there
         for uri in ("file:///etc/passwd", "file:///proc/self/environ", (ws / ".." / "elsewhere" / "b.mlir").as_uri()):
             res = await lsp.protocol.send_request_async("mlirLsp/bytecodeToText", {"uri": uri})
             assert "refused" in res.error, (uri, res)
