@@ -185,11 +185,11 @@ MODEL_SNIPPETS = ["// ", "\n", "{", "}", "{\n", "}\n", '"{"', '"}"', '"a { b"', 
 @pytest.fixture
 def small_big_blocks(monkeypatch):
     """Thresholds lowered so that a 37 KB function is a big one kept in ~300-character pieces."""
-    from mlir_lsp_asserts.incremental import live_text
+    from mlir_lsp_asserts.incremental import pieces
     from mlir_lsp_asserts.syntax import statements
 
     monkeypatch.setattr(statements, "BIG_BLOCK_CHARS", 3000)
-    monkeypatch.setattr(live_text, "BODY_PIECE_CHARS", 300)
+    monkeypatch.setattr(pieces, "BODY_PIECE_CHARS", 300)
 
 
 def _kinds(doc: LiveText) -> set[str]:
@@ -286,7 +286,7 @@ def test_a_quick_fix_in_a_body_piece_is_the_whole_texts_fix(small_big_blocks):
     assert "umax = 49407" in assume.title or "umin = 0" in assume.title
     piece = doc.pieces[i]
     fixed_piece = apply_edits(piece.text, list(assume.edits))
-    base = doc.char0(i)
+    base = sum(p.size for p in doc.pieces[:i])
     fixed = doc.text[:base] + fixed_piece + doc.text[base + len(piece.text):]
     # the CLI's rewrite of that one assert, but for the edits outside the piece (a constant far up
     # the function that only this assert used stays, dead), and the result parses with IREE's parser
@@ -310,7 +310,7 @@ def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
     from mlir_lsp_asserts.findings import TextEdit
 
     doc = LiveText(MODEL, min_piece_chars=0)
-    edits = [TextEdit(doc.char0(i) + e.start, doc.char0(i) + e.end, e.new_text) for i, e in doc.fix_all(mode, False)]
+    edits = [TextEdit(sum(p.size for p in doc.pieces[:i]) + e.start, sum(p.size for p in doc.pieces[:i]) + e.end, e.new_text) for i, e in doc.fix_all(mode, False)]
     want = fix_text(check_text(MODEL), mode)
     assert want.fixed == 4 and (want.assumed == 4) == (mode == "assume")
     assert apply_edits(MODEL, edits) == want.text

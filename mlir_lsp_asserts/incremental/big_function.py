@@ -1,0 +1,222 @@
+"""A big function kept in pieces (a torch export's one function, see live_text.py): what needs
+more than one of its pieces. SSA values are looked up across them (a use in one piece, its
+definition in another), a piece's fixes are planned with the definitions they need copied in
+from the pieces before it, and "fix all" fixes every assert of the function on the whole text,
+as `mlir-lsp --check --fix` does. Each lookup costs `str` searches over the pieces, never a read
+of the function."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from typing import TYPE_CHECKING
+
+from ..findings import Fix, TextEdit
+from ..fixes import attach_unit_fixes, fix_asserts, fix_text
+from ..syntax.op_tree import Op, Region
+from ..syntax.parsed_text import parse_block
+from ..syntax.statements import BlockStatements, defines_at, name_pattern
+from .pieces import Piece, has_labels
+
+if TYPE_CHECKING:
+    from .live_text import LiveText
+
+
+class BigFunctions:
+    """Lookups and fixes across the pieces of `live`'s big functions (piece indices in, piece
+    indices and piece-relative offsets out)."""
+
+    def __init__(self, live: LiveText):
+        self.live = live
+
+    def _unit_reader(self, h: int, c: int, starts: list[int]) -> BlockStatements:
+        """The block of the big function between header h and closer c, read from the whole text."""
+        text, header, closer = self.live.text, self.live.pieces[h], self.live.pieces[c]
+        brace = starts[h] + header.unit.brace
+        close = starts[c] + closer.text.index("}")
+        owner = header.unit.op
+        unit = Op(owner.name, starts[h], close + 1, starts[h], [], owner.generic, owner.parent)
+        return BlockStatements(text, brace + 1, close, unit, _PiecePairs(self.live.pieces, starts, h + 1, c),
+                               Region(brace, close + 1), labels=any(has_labels(q) for q in self.live.pieces[h + 1:c]))
+
+    @staticmethod
+    def _assert_pairs(bs: BlockStatements, p: Piece, base: int) -> dict:
+        """{piece offset: (finding, assert op in the whole text)} of a body piece's assert findings."""
+        out = {}
+        for f in p.result.findings:
+            if f.code.startswith("MLA"):
+                for top in bs.statement_at(base + f.op_start):
+                    for o in top.walk():
+                        if o.start == base + f.op_start and o.full_name == "cf.assert":
+                            out[f.op_start] = (f, o)
+        return out
+
+    def attach_body_fixes(self, i: int) -> None:
+        """Fixes of a body piece's findings, planned on the piece alone with, put before it, the
+        statements of other pieces that define the values it uses (`%c77`, found by `str` searches
+        of the pieces before it); uses and names elsewhere in the function are asked of the other
+        pieces (`_Outside`). Edits stay inside the piece. Cost: the piece and a few searches, not
+        the function."""
+        p = self.live.pieces[i]
+        text = p.text
+        outside = _Outside(self, i)
+        prefix: list[str] = []
+        fetched: set[str] = set()
+        for _round in range(4):
+            full = "".join(prefix) + text
+            base = len(full) - len(text)
+            parsed = parse_block(full, p.unit.op)
+            pairs = list(self._assert_pairs(parsed.block, p, base).values())
+            if not pairs:
+                return
+            missing = attach_unit_fixes(full, pairs, self.live.settings, window=(base, len(full)), outside=outside)
+            wanted = [n for n in sorted(missing or ()) if n not in fetched]
+            fetched.update(wanted)
+            found = [d for d in (self._definition_text(i, n) for n in wanted) if d is not None]
+            if not found:
+                break
+            prefix = [*found, *prefix]
+        for f, _o in pairs:
+            f.fixes = [Fix(x.title, x.mode, x.applicability,
+                           tuple(TextEdit(e.start - base, e.end - base, e.new_text) for e in x.edits))
+                       for x in f.fixes]
+
+    def _definition_text(self, i: int, name: str) -> str | None:
+        """The text of the statement that defines `%name` in another piece of i's function."""
+        where = self.value_definition_elsewhere(i, name)
+        if where is None or self.live.pieces[where[0]].kind != "body":
+            return None
+        q = self.live.pieces[where[0]]
+        qt = q.text
+        reader = BlockStatements(qt, 0, len(qt), Op(q.unit.op.name, 0, 0, 0, []), q.pairs)
+        s = reader.start_of(where[1])
+        e = reader.end_of(s)
+        out = qt[qt.rfind("\n", 0, s) + 1:e]
+        return out if out.endswith("\n") else out + "\n"
+
+    def fix_all(self, mode: str, unsafe: bool) -> list[tuple[int, TextEdit]]:
+        """Every fix of `mode` in the document at once: (piece index, piece-relative edit). A big
+        function's asserts are fixed together on the whole text, as `mlir-lsp --check --fix` does."""
+        out: list[tuple[int, TextEdit]] = []
+        starts = None
+        done: set[int] = set()
+        for i, p in enumerate(self.live.pieces):
+            if p.result is None or not p.result.findings:
+                continue
+            if p.kind != "body":
+                out.extend((i, e) for e in fix_text(p.result, mode, unsafe=unsafe).edits)
+                continue
+            h, c = self.unit_bounds(i)
+            if h in done:
+                continue
+            done.add(h)
+            starts = starts or [0, *itertools.accumulate(q.size for q in self.live.pieces)]
+            bs = self._unit_reader(h, c, starts)
+            pairs = []
+            for j in range(h + 1, c):
+                q = self.live.pieces[j]
+                if q.result is not None and q.result.findings:
+                    pairs.extend(self._assert_pairs(bs, q, starts[j]).values())
+            for e in fix_asserts(self.live.text, pairs, mode, unsafe).edits:
+                j = bisect.bisect_right(starts, e.start) - 1
+                if e.start == starts[j] and e.start == e.end and j > 0:
+                    j -= 1  # an insertion at a piece's start: at the end of the one before
+                out.append((j, TextEdit(e.start - starts[j], e.end - starts[j], e.new_text)))
+        return out
+
+    # -- SSA values of a big function, across its pieces ----------------------------------------
+    def unit_bounds(self, i: int) -> tuple[int, int] | None:
+        """(header, closer) piece indices of the big function that piece i belongs to, or None."""
+        if self.live.pieces[i].unit is None:
+            return None
+        h, c = i, i
+        while self.live.pieces[h].kind != "header":
+            h -= 1
+        while self.live.pieces[c].kind != "closer":
+            c += 1
+        return h, c
+
+    def value_definition_elsewhere(self, i: int, name: str) -> tuple[int, int] | None:
+        """(piece, offset of the `%`) where `%name`, used in body piece i but not defined there, is
+        defined in its function: a result at the function's block level in another body piece
+        (looked for backwards first, with `str` searches per piece), or an argument in the header."""
+        bounds = self.unit_bounds(i)
+        if bounds is None:
+            return None
+        h, c = bounds
+        needle, pattern = "%" + name, name_pattern(name)
+        for j in [*range(i - 1, h, -1), *range(i + 1, c)]:
+            p = self.live.pieces[j]
+            if not p.contains(needle):
+                continue
+            text = p.text
+            for m in pattern.finditer(text):
+                at = m.start()
+                if p.pairs is not None and p.pairs.span_at(at) is not None:
+                    continue
+                if defines_at(text, at):
+                    return j, at
+        header = self.live.pieces[h].text
+        m = re.compile(re.escape(needle) + r"\s*:").search(header, 0, self.live.pieces[h].unit.brace)
+        return (h, m.start()) if m else None
+
+    def value_uses_elsewhere(self, i: int, name: str) -> list[tuple[int, int]]:
+        """(piece, offset) of every `%name` in the function of body piece i outside that piece."""
+        bounds = self.unit_bounds(i)
+        if bounds is None:
+            return []
+        h, c = bounds
+        needle, pattern = "%" + name, name_pattern(name)
+        out = []
+        for j in range(h, c):
+            p = self.live.pieces[j]
+            if j != i and p.contains(needle):
+                out.extend((j, m.start()) for m in pattern.finditer(p.text, 0, p.unit.brace if j == h else p.size))
+        return out
+
+
+_ASSUMED_NAME = re.compile(r"%([\w$.\-]*assumed[\w$.\-]*)")
+
+
+class _Outside:
+    """What a piece of a big function, read alone, asks of the rest of the function."""
+
+    def __init__(self, big: BigFunctions, i: int):
+        self.big, self.i = big, i
+        h, c = big.unit_bounds(i)
+        self.others = [q for k, q in enumerate(big.live.pieces[h:c + 1], h) if k != i]
+        self._assumed: set[str] | None = None
+
+    def used(self, name: str) -> bool:
+        """Is `%name` used (or defined) in another piece? A definition copied before the piece is
+        found here too, which keeps it: nothing outside the piece is ever removed."""
+        return bool(self.big.value_uses_elsewhere(self.i, name))
+
+    def taken(self, name: str) -> bool:
+        """Is a name `%name...` written anywhere else in the function? (A longer name counts.) Fresh
+        names all hold `assumed`: the names holding it are collected once, in one pass."""
+        if "assumed" in name:
+            if self._assumed is None:
+                self._assumed = set()
+                for q in self.others:
+                    if q.contains("assumed"):
+                        self._assumed.update(_ASSUMED_NAME.findall(q.text))
+            return any(n.startswith(name) for n in self._assumed)
+        needle = "%" + name
+        return any(q.contains(needle) for q in self.others)
+
+
+class _PiecePairs:
+    """`span_at` over the body pieces h..c-1 of the document, in whole-text offsets."""
+
+    def __init__(self, pieces: list[Piece], starts: list[int], h: int, c: int):
+        self.pieces, self.starts, self.h, self.c = pieces, starts, h, c
+
+    def span_at(self, pos: int) -> tuple[int, int] | None:
+        k = bisect.bisect_right(self.starts, pos) - 1
+        if not self.h <= k < self.c:
+            return None
+        base = self.starts[k]
+        span = self.pieces[k].pairs.span_at(pos - base)
+        return None if span is None else (span[0] + base, span[1] + base)

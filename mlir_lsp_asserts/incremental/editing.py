@@ -1,0 +1,217 @@
+"""Editing a document kept in pieces (see live_text.py): an LSP content change spliced into the
+pieces it touches, which are checked again alone; the pieces around stay as they are. An edit that
+changes what the pieces stand on (a top-level op now runs across a piece's edge, a big function's
+braces no longer balance, its header no longer opens its region) reads the whole text again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..syntax import statements
+from ..syntax.op_tree import Op
+from ..syntax.parsed_text import parse
+from ..syntax.statements import BlockStatements, child_pairs, code_end
+from . import pieces
+from .building import BRACE_ISSUES, UNBALANCED
+from .pieces import (
+    TRAILING,
+    Piece,
+    Pos,
+    cut_points,
+    make_piece,
+    opens_region,
+    outline_entry,
+    segment,
+    starts_statement,
+)
+
+if TYPE_CHECKING:
+    from .live_text import LiveText
+
+
+class Editor:
+    """Applies content changes to `live`'s pieces."""
+
+    def __init__(self, live: LiveText):
+        self.live = live
+
+    def apply_change(self, rng: tuple[Pos, Pos] | None, new_text: str, version: int | None = None) -> list[int]:
+        """Apply one LSP content change; returns the indices of the pieces re-checked.
+
+        `rng` None replaces the whole text. Positions past the end are clamped, like editors do.
+        """
+        if version is not None:
+            self.live.version = version
+        if rng is None:
+            self.live.rebuild(new_text)
+            return list(range(len(self.live.pieces)))
+        (sl, sc), (el, ec) = rng
+        if (el, ec) < (sl, sc):
+            (sl, sc), (el, ec) = (el, ec), (sl, sc)
+        i, s = self.live.locate(sl, sc)
+        j, e = self.live.locate(el, ec)
+        if j > i and e == 0:  # the end is the first character of the next piece
+            j -= 1
+            e = self.live.pieces[j].size
+        merged = self.live.pieces[i].text[:s] + new_text + self.live.pieces[j].text[e:]
+        # A piece must end at a line end (the next one starts a line): else take the next in.
+        while not merged.endswith("\n") and j + 1 < len(self.live.pieces):
+            j += 1
+            merged += self.live.pieces[j].text
+        self.live.text_changed()
+        kinds = {p.kind for p in self.live.pieces[i:j + 1]}
+        new: list[Piece] | None
+        if kinds == {"body"}:
+            new, i, j, merged = self._edit_body(i, j, merged)
+        elif kinds == {"header"}:
+            new = self._edit_header(i, merged)
+        elif kinds == {"closer"}:
+            new = self._edit_closer(i, merged)
+            if new is not None and j + 1 < len(self.live.pieces) and not starts_statement(new[-1].text, self.live.pieces[j + 1].text):
+                new = None
+        elif kinds == {"unit"}:
+            new = self._edit_units(merged)
+            if new is not None and self.live.exact and len(self.live.pieces) > 1 and not self._boundaries_hold(i, j, new):
+                new = None  # an op now runs across a piece's edge: exact, read as a whole check does
+        else:
+            new = None
+        if new is None:  # the edit changed what the pieces stand on: read it all again
+            self.live.rebuild("".join([*(p.text for p in self.live.pieces[:i]), merged,
+                                 *(p.text for p in self.live.pieces[j + 1:])]), exact=self.live.exact)
+            return list(range(len(self.live.pieces)))
+        old_lines = [p.newlines for p in self.live.pieces[i:j + 1]]
+        self.live.pieces[i:j + 1] = new
+        if [p.newlines for p in new] != old_lines:  # a count changed, or a boundary moved
+            self.live.relines()
+        return list(range(i, i + len(new)))
+
+    def _boundaries_hold(self, i: int, j: int, new: list[Piece]) -> bool:
+        """Do the new pieces for i..j still start and end where ops start and end?"""
+        if i > 0 and not starts_statement(self.live.pieces[i - 1].text, new[0].text):
+            return False
+        return j + 1 >= len(self.live.pieces) or starts_statement(new[-1].text, self.live.pieces[j + 1].text)
+
+    def _edit_units(self, merged: str) -> list[Piece] | None:
+        piece = make_piece(merged, True)
+        if len(self.live.pieces) == 1:
+            if len(merged) >= self.live.min_piece_chars:  # grew large (a paste): into pieces
+                return None
+            self.live.maker.check_if_needed(piece)
+            return [piece]
+        return self._resplit(piece)
+
+    def _edit_body(self, i: int, j: int, merged: str) -> tuple[list[Piece] | None, int, int, str]:
+        """New pieces for body pieces i..j whose text became `merged` (grown to a neighbour while
+        the result would not stand alone), or None when the function must be read again."""
+        unit = self.live.pieces[i].unit
+        if any(p.unit is not unit for p in self.live.pieces[i:j + 1]):
+            return None, i, j, merged
+        old_chars = sum(p.size for p in self.live.pieces[i:j + 1])
+        for _ in range(8):
+            pairs, balanced = child_pairs(merged, 0, len(merged))
+            prev, nxt = self.live.pieces[i - 1], self.live.pieces[j + 1]
+            if not balanced:
+                # a `{` or `}` typed alone: the pair may close in a neighbour
+                grow_next = merged.count("{") >= merged.count("}")
+            elif prev.kind == "body" and (not starts_statement(prev.text, merged)
+                                          or "cf.assert" in merged[:merged.find("\n") + 1]):
+                grow_next = False  # continues the statement above, or an assert on the first line
+            elif nxt.kind == "body" and not starts_statement(merged, nxt.text):
+                grow_next = True
+            else:
+                break
+            if grow_next and nxt.kind == "body":
+                j += 1
+                merged += nxt.text
+            elif not grow_next and prev.kind == "body":
+                i -= 1
+                merged = prev.text + merged
+            else:
+                return None, i, j, merged
+        else:
+            return None, i, j, merged
+        if self.live.pieces[i - 1].kind == "header" and not opens_region(self.live.pieces[i - 1].text, unit.brace, merged):
+            return None, i, j, merged
+        unit.body_chars += len(merged) - old_chars
+        if unit.body_chars <= statements.BIG_BLOCK_CHARS:
+            return None, i, j, merged  # small enough to be read whole again, as a whole check does
+        if len(merged) <= 4 * pieces.BODY_PIECE_CHARS:
+            return [self.live.maker.body_piece(merged, unit, pairs)], i, j, merged
+        bs = BlockStatements(merged, 0, len(merged), Op(unit.op.name, 0, 0, 0, [], False, unit.op.parent), pairs)
+        cuts = [0, *cut_points(bs, 0, len(merged)), len(merged)]
+        return [self.live.maker.body_piece(merged[a:b], unit) for a, b in zip(cuts, cuts[1:]) if a < b], i, j, merged
+
+    def _edit_closer(self, i: int, merged: str) -> list[Piece] | None:
+        """A big function's closing line and what follows it edited (typing a new function after
+        it): the `}` line stays the closer, anything after its blank and comment lines is read as
+        pieces of top-level ops of their own."""
+        old = self.live.pieces[i]
+        first = merged.find("\n") + 1
+        if first == 0 or merged[:first].strip() != "}" or old.text[:old.text.find("\n") + 1] != merged[:first]:
+            return None
+        end = TRAILING.match(merged, first).end()
+        closer = make_piece(merged[:end], False, "closer", old.unit)
+        closer.clean = True
+        rest = merged[end:]
+        if not rest:
+            return [closer]
+        more = self._resplit(make_piece(rest, True))
+        if more is None or not starts_statement(closer.text, more[0].text):
+            return None  # what follows continues the function's op (`} {`, `} -> ...`)
+        return [closer, *more]
+
+    def _edit_header(self, i: int, merged: str) -> list[Piece] | None:
+        """A big unit's header edited: read it again (with the first body piece after it, so its
+        `{` is judged a region as in the whole text); the body pieces are checked again only when
+        the op's name, which the rules look at, changed."""
+        old = self.live.pieces[i]
+        unit, first = old.unit, self.live.pieces[i + 1]
+        if first.kind != "body":
+            return None
+        if "cf.assert" in merged:
+            return None  # a header is never checked: one holding an assert is read in whole
+        brace = merged.rfind("{")
+        if brace == -1 or code_end(merged, brace + 1, len(merged) - 1) != brace + 1 or not merged.endswith("\n"):
+            return None
+        parsed = parse(merged + first.text + "}\n")
+        units = parsed.units()
+        if parsed.issues or len(units) != 1 or len(units[0][1].lazy_regions) != 1 \
+                or units[0][1].lazy_regions[0][0] != brace:
+            return None
+        op = units[0][1]
+        op.parent = unit.op.parent
+        renamed = op.full_name != unit.op.full_name
+        unit.body_chars += (len(merged) - brace) - (len(old.text) - unit.brace)
+        unit.op, unit.brace = op, brace
+        piece = make_piece(merged, False, "header", unit)
+        piece.clean = True
+        piece.outline = [outline_entry(merged, op)]
+        if renamed:
+            for p in self.live.pieces:
+                if p.unit is unit and p.kind == "body" and p.contains("cf.assert"):
+                    self.live.maker.check_body(p)
+        return [piece]
+
+    def _resplit(self, piece: Piece) -> list[Piece] | None:
+        """Check an edited piece; split it if it now holds several top-level ops."""
+        self.live.maker.check_if_needed(piece)
+        parsed = piece.result.parsed if piece.result is not None else None
+        if parsed is not None and parsed.issues:
+            if self.live.exact and any(i.message in BRACE_ISSUES or i.message == UNBALANCED for i in parsed.issues):
+                return None  # a document with a big function: exact, read as a whole check does
+            return [piece]  # broken while typing: keep it whole, its issue stays local
+        parsed = parsed or parse(piece.text)
+        units = parsed.units()
+        if len(units) <= 1:
+            return [piece]
+        parts = segment(piece.text, parsed)
+        if any(not sa and piece.text[s:e].strip() for s, e, sa in parts):
+            return None
+        out = []
+        for s, e, _sa in parts:
+            if s == e:
+                continue
+            p = make_piece(piece.text[s:e], True)
+            self.live.maker.check_if_needed(p)
+            out.append(p)
+        return out or [piece]
