@@ -507,8 +507,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command("mlirLsp.fixOnDiskAssume", (arg?: unknown) => fixOnDisk("assume", arg));
   command("mlirLsp.checkFromDisk", async (arg?: unknown) => {
     if (!(await disk.recheck(arg))) {
-      void vscode.window.showInformationMessage("mlir-lsp: the active editor's file is synced with the server (not above " +
-        "VS Code's 50 MB limit); its findings come from the editor.");
+      void vscode.window.showInformationMessage("mlir-lsp: the active editor's file is not above VS Code's 50 MB sync " +
+        "limit: the server has its text, and its findings come from there.");
     }
   });
   command("mlirLsp.diskFileActions", () => disk.menu());
