@@ -5,7 +5,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
@@ -51,8 +53,10 @@ def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
 TMP_SUFFIX = ".mlir-lsp.tmp"
 
 
-def write_atomic(path: str, data: bytes) -> None:
+def write_atomic(path: str, data: bytes | Callable[[BinaryIO], None]) -> None:
     """Write `data` to `path` through a temporary file in the same folder and a rename.
+    `data` may be a function that writes the content into the file object it is given (a
+    writer that streams, e.g. MLIR's bytecode writer); what it raises leaves `path` unchanged.
 
     The file keeps its mode; a crash at any point leaves either the old or the new content.
     On Linux the data goes into an unnamed file (O_TMPFILE), which gets a name only once it is
@@ -111,11 +115,15 @@ def _link_unnamed(fd: int, name: str) -> None:
         os.close(procfd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+def _write_all(fd: int, data: bytes | Callable[[BinaryIO], None]) -> None:
+    if callable(data):
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            data(f)
+    else:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
     os.fsync(fd)
 
 

@@ -1,6 +1,5 @@
-"""Turning bytes into text the reader can check: UTF-8 text, MLIR bytecode, or a clear error;
-and fixed text back into bytecode. Bytecode goes through the real parser of iree-base-compiler
-(imported only when a bytecode file is read: it costs ~0.2 s)."""
+"""Turning bytes into text the reader can check: UTF-8 text, MLIR bytecode (through
+`bytecode.py`, which also writes fixed text back as bytecode), or a clear error."""
 
 from __future__ import annotations
 
@@ -25,10 +24,15 @@ def _position_of_byte(data: bytes, index: int) -> str:
     return f"line {line}, column {col}"
 
 
-def decode(data: bytes) -> Source:
-    """Bytes of a `.mlir` or `.mlirbc` file -> text to check."""
+def decode(data: bytes, path: str | None = None, *, weights: bool = False) -> Source:
+    """Bytes of a `.mlir` or `.mlirbc` file -> text to check. Bytecode is parsed from `path` (the
+    file `data` was read from) when given: MLIR then leaves its weights in the file. Its text
+    leaves out the weights (dialect resources, huge dense literals) unless `weights` (for the
+    compiler, which needs them)."""
     if data.startswith(BYTECODE_MAGIC):
-        return Source(bytecode_to_text(data), is_bytecode=True)
+        from .bytecode import bytecode_to_text
+
+        return Source(bytecode_to_text(path if path is not None else data, weights=weights), is_bytecode=True)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     nul = data.find(b"\x00", 0, 1 << 16)
@@ -40,37 +44,17 @@ def decode(data: bytes) -> Source:
         raise SourceError(f"not valid UTF-8 at byte {e.start} ({_position_of_byte(data, e.start)})") from None
 
 
-# -- MLIR bytecode (`.mlirbc`) <-> text -------------------------------------------------------
-def _ir():
-    from iree.compiler import ir
-
-    return ir
+def is_bytecode_file(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(BYTECODE_MAGIC)) == BYTECODE_MAGIC
 
 
-def bytecode_to_text(data: bytes) -> str:
-    """The textual form of a bytecode module, with its debug locations (`loc(...)`)."""
-    ir = _ir()
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
-    try:
-        module = ir.Module.parse(bytes(data), ctx)
-    except Exception as e:  # MLIRError and friends: the parser's own message
-        first = str(e).strip().splitlines()
-        raise SourceError("cannot read MLIR bytecode: " + (" ".join(first[:3]) or type(e).__name__)) from None
-    return module.operation.get_asm(enable_debug_info=True, assume_verified=True)
+def read_source(path: str, *, weights: bool = False) -> Source:
+    """A file -> text to check (`weights`: as for `decode`). A bytecode file is never read into
+    memory: MLIR maps it, and leaves its weights unread unless they are printed."""
+    if is_bytecode_file(path):
+        from .bytecode import bytecode_to_text
 
-
-def text_to_bytecode(text: str) -> bytes:
-    """Bytecode of a textual module (for writing fixed `.mlirbc` files back)."""
-    import io
-
-    ir = _ir()
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
-    try:
-        module = ir.Module.parse(text, ctx)
-    except Exception as e:
-        raise SourceError("cannot turn the fixed text back into bytecode: " + str(e).strip().splitlines()[0]) from None
-    buf = io.BytesIO()
-    module.operation.write_bytecode(buf)
-    return buf.getvalue()
+        return Source(bytecode_to_text(path, weights=weights), is_bytecode=True)
+    with open(path, "rb") as f:
+        return decode(f.read())

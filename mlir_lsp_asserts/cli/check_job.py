@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from ..check import check_text
 from ..config import ConfigError, Settings, settings_for
 from ..findings import Finding
-from ..source import SourceError, decode
+from ..source import SourceError, decode, is_bytecode_file, read_source
 
 
 @dataclass
@@ -63,13 +63,15 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
     try:
         if path == "-":
             data = stdin_data if stdin_data is not None else sys.stdin.buffer.read()
+        elif not (opts.fix or opts.diff) and is_bytecode_file(path):
+            data = None  # MLIR reads it in place, its weights never in memory
         else:
             data = read_bytes(path)
     except OSError as e:
         out.error = f"cannot read: {e.strerror or e}"
         return out
     try:
-        source = decode(data)
+        source = read_source(path) if data is None else decode(data, None if path == "-" else path)
     except SourceError as e:
         out.error = str(e)
         return out

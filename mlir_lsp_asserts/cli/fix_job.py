@@ -74,10 +74,10 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
             out.error = "file changed on disk during the check; not written (run again)"
             return
         if is_bytecode:
-            from ..source import text_to_bytecode
+            from ..bytecode import write_fixed_bytecode
 
             try:
-                payload = text_to_bytecode(fo.text)
+                write_fixed_bytecode(out.path, fo.text, out.path)
             except SourceError as e:
                 out.error = f"{e}; file left unchanged"
                 return
@@ -85,11 +85,11 @@ def fix_file_outcome(out, result, settings, opts, data: bytes, is_bytecode: bool
             payload = fo.text.encode("utf-8")
             if data.startswith(b"\xef\xbb\xbf"):
                 payload = b"\xef\xbb\xbf" + payload
-        try:
-            write_atomic(out.path, payload)
-        except OSError as e:
-            out.error = f"cannot write: {e.strerror or e}; file left unchanged"
-            return
+            try:
+                write_atomic(out.path, payload)
+            except OSError as e:
+                out.error = f"cannot write: {e.strerror or e}; file left unchanged"
+                return
     out.fixed_count = fo.fixed
     remaining = check_text(fo.text, settings)
     out.findings = remaining.findings

@@ -21,7 +21,7 @@ from lsprotocol import types
 from ..check import check_text
 from ..config import ConfigError, settings_for
 from ..files import discover
-from ..source import SourceError, decode
+from ..source import SourceError, read_source
 from .convert import diagnostic
 from .open_documents import uri_path
 from .progress import Progress
@@ -80,7 +80,7 @@ def check_file(ls, path: str) -> None:
     try:
         size = os.path.getsize(path)
         if size <= ls.options.workspace.max_bytes:
-            src = decode(Path(path).read_bytes())
+            src = read_source(path)
             try:
                 settings = settings_for(Path(path))
             except ConfigError:
