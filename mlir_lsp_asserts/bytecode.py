@@ -24,8 +24,8 @@ import signal
 import subprocess
 import sys
 
+from .errors import SourceError
 from .files import write_atomic
-from .source import SourceError
 
 RESOURCE_LIMIT = 0  # bytes: no dialect resource blob is printed
 ELEMENTS_LIMIT = 1 << 16  # elements: an inline dense literal above it prints as dense_resource<__elided__>

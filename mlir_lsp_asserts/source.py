@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from .errors import SourceError
+
+__all__ = ["BYTECODE_MAGIC", "Source", "SourceError", "decode", "is_bytecode_file", "read_source"]
+
 BYTECODE_MAGIC = b"ML\xefR"
-
-
-class SourceError(Exception):
-    """The input cannot be checked; the message says why in one line."""
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,14 @@ def _position_of_byte(data: bytes, index: int) -> str:
 
 def decode(data: bytes, path: str | None = None, *, weights: bool = False) -> Source:
     """Bytes of a `.mlir` or `.mlirbc` file -> text to check. Bytecode is parsed from `path` (the
-    file `data` was read from) when given: MLIR then leaves its weights in the file. Its text
+    file `data` was read from) when it is a regular file: MLIR then leaves its weights there. Its text
     leaves out the weights (dialect resources, huge dense literals) unless `weights` (for the
     compiler, which needs them)."""
     if data.startswith(BYTECODE_MAGIC):
         from .bytecode import bytecode_to_text
 
-        return Source(bytecode_to_text(path if path is not None else data, weights=weights), is_bytecode=True)
+        from_file = path is not None and os.path.isfile(path)
+        return Source(bytecode_to_text(path if from_file else data, weights=weights), is_bytecode=True)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     nul = data.find(b"\x00", 0, 1 << 16)
@@ -45,6 +47,10 @@ def decode(data: bytes, path: str | None = None, *, weights: bool = False) -> So
 
 
 def is_bytecode_file(path: str) -> bool:
+    """Whether `path` is a regular file of MLIR bytecode (a pipe is not looked into: the bytes read
+    would be gone)."""
+    if not os.path.isfile(path):
+        return False
     with open(path, "rb") as f:
         return f.read(len(BYTECODE_MAGIC)) == BYTECODE_MAGIC
 

@@ -237,3 +237,23 @@ def test_inline_weights_are_compiled_for_the_dispatch_count(inline_bc, tmp_path)
     r = run_cli("--check", "--what-if", bc, env=env)
     assert "not measured" not in r.stderr, r.stderr
     assert all("measured with profile" in m["msg"] for m in r.concise())
+
+
+def test_inline_weights_bytecode_from_a_pipe(inline_bc, tmp_path):
+    """A pipe (`mlir-lsp --check <(...)`) is read once: nothing is looked into or parsed from the path."""
+    import os
+    import threading
+
+    _text, bc = inline_bc
+    fifo = tmp_path / "pipe.mlirbc"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:
+            f.write(bc.read_bytes())
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    r = run_cli("--check", fifo, timeout=60)
+    t.join(5)
+    assert [m["code"] for m in r.concise()] == ["MLA001"] * 4
