@@ -111,7 +111,7 @@ def run_dispatch_count(args) -> int:
     for path in args.paths:
         try:
             with open(path, "rb") as f:
-                src = decode(f.read())
+                src = decode(f.read(), path, weights=True)  # compiled: the weights too
             text = src.text
             with _Spinner(path, interactive):
                 mode = args.what_if_mode or ("strip" if args.what_if else None)

@@ -56,7 +56,7 @@ def _error(msg: str) -> int:
 
 def _read(path: str) -> tuple[str, bool]:
     with open(path, "rb") as f:
-        src = decode(f.read())
+        src = decode(f.read(), path, weights=True)  # compiled: the weights too
     return src.text, src.is_bytecode
 
 
@@ -73,7 +73,7 @@ def git_show(rev: str, path: str) -> str:
     if r.returncode != 0:
         msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
         raise OSError(f"git show {rev}:{name}: {msg[-1] if msg else f'exit {r.returncode}'}")
-    return decode(r.stdout).text
+    return decode(r.stdout, weights=True).text
 
 
 def run_dispatch_diff(args) -> int:

@@ -467,7 +467,7 @@ def bytecode_to_text(ls: MlirLspServer, params):
     """Textual form of a `.mlirbc` file (like mlir-lsp-server's bytecode conversion)."""
     from pathlib import Path
 
-    from ..source import SourceError, decode
+    from ..source import SourceError, read_source
     from .open_documents import uri_path
 
     uri = params.uri if hasattr(params, "uri") else params["uri"]
@@ -478,7 +478,7 @@ def bytecode_to_text(ls: MlirLspServer, params):
     if refused:
         return {"error": refused}
     try:
-        src = decode(Path(path).read_bytes())
+        src = read_source(path)
     except (OSError, SourceError) as e:
         return {"error": f"{Path(path).name}: {getattr(e, 'strerror', None) or e}"}
     return {"text": src.text, "isBytecode": src.is_bytecode}
