@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ..config import settings_for
-from ..dispatch.budget import (
+from ..dispatch.baselines import (
     Baseline,
     BaselineError,
     judge,

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-from ..dispatch.budget import BaselineError, load_baseline
+from ..dispatch.baselines import BaselineError, load_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import (

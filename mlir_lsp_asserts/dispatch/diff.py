@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..check import check_text
 from .attribution import describe, dispatch_name, place, unmatched
-from .budget import Baseline
+from .baselines import Baseline
 from .count import DispatchCounter, untargeted_warning
 
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from lsprotocol import types
 
-from ..dispatch.budget import BaselineError, load_baseline
+from ..dispatch.baselines import BaselineError, load_baseline
 from ..dispatch.compiler import (
     CompilerError,
     find_compiler,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .op_tree import Op
-from .ops import AssertOp, op_detail
+from .op_details import AssertOp, op_detail
 from .parsed_text import ParsedText, register_literal
 
 ASSERT_CANDIDATE = register_literal(
