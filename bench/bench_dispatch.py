@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from mlir_lsp_asserts.dispatch.compiler import CompilerError, Run, find_compiler  # noqa: E402
-from mlir_lsp_asserts.dispatch.count import DispatchCounter, preview  # noqa: E402
+from mlir_lsp_asserts.dispatch.count import DispatchCounter  # noqa: E402
+from mlir_lsp_asserts.dispatch.preview import preview  # noqa: E402
 from mlir_lsp_asserts.dispatch.flags import profile_flags  # noqa: E402
 
 ENCODER = ROOT.parent / "shared" / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
@@ -88,7 +89,7 @@ def interleaved(runs: int, *fns) -> list[tuple[float, float]]:
 def bench_diff(flags: list[str]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from mlir_lsp_asserts.dispatch.count import fixed_text
+    from mlir_lsp_asserts.dispatch.preview import fixed_text
     from mlir_lsp_asserts.dispatch.diff import compiled_side, diff
 
     for name, path in (("prompt encoder", ENCODER), ("repro", REPRO)):
@@ -109,8 +110,8 @@ def bench_diff(flags: list[str]) -> None:
                      compiled_side(other, "fixed", "fixed", fixed, flags, "default"))
             own.append(time.monotonic() - t0)
         work = statistics.median(own)
-        print(f"dispatch diff, {name} against its fixed self ({r['current']['flow_dispatches']} vs "
-              f"{r['against']['flow_dispatches']}, {len(r['new'])} new): two compiles in parallel {compiles:.2f} s, "
+        print(f"dispatch diff, {name} against its fixed self ({r.current.flow_dispatches} vs "
+              f"{r.against.flow_dispatches}, {len(r.new or [])} new): two compiles in parallel {compiles:.2f} s, "
               f"the diff's own work {work * 1000:.0f} ms = {work / compiles * 100:.1f}% (target < 5%)")
     import bench_check
     import generate

@@ -22,8 +22,10 @@ from ..dispatch.compiler import (
     other_release_message,
     other_release_syntax,
 )
-from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.diff import Side, against_baseline, compact, entry_line
+from ..dispatch.baselines import compact
+from ..dispatch.count import DispatchCounter
+from ..dispatch.diff import compare_with_baseline, entry_line
+from ..dispatch.preview import Preview, preview
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
@@ -53,7 +55,7 @@ def add_arguments(p) -> None:
     d.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk count cache")
 
 
-class _Spinner:
+class Spinner:
     def __init__(self, label: str, enabled: bool):
         self.label, self.enabled = label, enabled
         self._stop = threading.Event()
@@ -113,7 +115,7 @@ def run_dispatch_count(args) -> int:
             with open(path, "rb") as f:
                 src = decode(f.read())
             text = src.text
-            with _Spinner(path, interactive):
+            with Spinner(path, interactive):
                 mode = args.what_if_mode or ("strip" if args.what_if else None)
                 pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream,
                              attribution=with_attribution, input_path=None if src.is_bytecode else path)
@@ -137,7 +139,7 @@ def run_dispatch_count(args) -> int:
             print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
         if fmt != "json":
             for src in pv.assert_sources:
-                print(f"{path}:{src['line']}:{src['column']}: {mla004.concise(src)}")
+                print(f"{path}:{src.line}:{src.column}: {mla004.concise(src)}")
         results.append(pv)
         verdicts = judge(path, args.profile, pv.flow_dispatches, args.max_dispatches,
                          baseline.counts if baseline is not None else None)
@@ -150,11 +152,11 @@ def run_dispatch_count(args) -> int:
                 for line in explain_over_baseline(pv, lines, baseline, args.baseline):
                     print(line, file=sys.stderr)
             if args.update_baseline:
-                stored[path] = compact(pv.attribution["dispatches"], lines)
+                stored[path] = compact(pv.attribution.dispatches, lines)
             if not args.attribution:  # asked for by the baseline only: not in the output
                 pv.attribution = None
                 if pv.what_if:
-                    pv.what_if["only_because_of_asserts"] = None
+                    pv.what_if.only_because_of_asserts = None
     fmt = args.output_format or "concise"
     if fmt == "json":
         print(json.dumps([r.as_json() for r in results], indent=2))
@@ -165,10 +167,10 @@ def run_dispatch_count(args) -> int:
                 line += f" ({r.stream_dispatches} at stream level)"
             if r.what_if:
                 w = r.what_if
-                verb = "removed" if w["mode"] == "strip" else "rewritten to util.assume.int"
-                line += f", {w['flow_dispatches']} with the asserts {verb}"
-                if w["saved"]:
-                    line += f" ({w['saved']:+d} saved)".replace("+", "")
+                verb = "removed" if w.mode == "strip" else "rewritten to util.assume.int"
+                line += f", {w.flow_dispatches} with the asserts {verb}"
+                if w.saved:
+                    line += f" ({w.saved:+d} saved)".replace("+", "")
             line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
             print(line)
             if len(r.per_function) > 1 and not args.quiet:
@@ -196,16 +198,13 @@ def run_dispatch_count(args) -> int:
     return 1 if failed else 0
 
 
-def explain_over_baseline(pv, lines: list[str], baseline: Baseline, baseline_path: str,
+def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, baseline_path: str,
                           limit: int = 20) -> list[str]:
     """The dispatches a count over its baseline has that the baseline's attribution has not."""
-    cur = Side("current", pv.path, pv.flow_dispatches, pv.per_function, pv.attribution["dispatches"], lines,
-               pv.compiler_version, pv.profile)
-    got = against_baseline(cur, baseline, pv.path, "the baseline")
-    if got is None or got[0]["new"] is None:
+    new = compare_with_baseline(pv, lines, baseline, pv.path, baseline_path).new
+    if new is None:
         return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
                 "--update-baseline to see which dispatches are new"]
-    new = got[0]["new"]
     out = [entry_line(e, "new", "the baseline") for e in new[:limit]]
     if len(new) > limit:
         out.append(f"mlir-lsp: ... {len(new) - limit} more new dispatches (mlir-lsp --dispatch-diff "
@@ -246,21 +245,21 @@ def compile_error_lines(path: str, diagnostics: list[dict], limit: int = 20) -> 
     return out
 
 
-def attribution_lines(r, limit: int = 10) -> list[str]:
+def attribution_lines(r: Preview, limit: int = 10) -> list[str]:
     """The concise summary of attribution: one line, then the dispatches asserts alone cause."""
     if not r.attribution:
         return []
-    ds = r.attribution["dispatches"]
-    traced = sum(1 for d in ds if d["sources"])
-    line = f"    attribution: {traced} of {len(ds)} dispatches traced to {r.attribution['source_ops']} source ops"
-    extra = (r.what_if or {}).get("only_because_of_asserts")
+    ds = r.attribution.dispatches
+    traced = sum(1 for d in ds if d.sources)
+    line = f"    attribution: {traced} of {len(ds)} dispatches traced to {r.attribution.source_ops} source ops"
+    extra = r.what_if.only_because_of_asserts if r.what_if else None
     if extra is not None:
         line += f"; {len(extra)} only because of asserts"
     out = [line]
     for d in (extra or [])[:limit]:
-        loc = d["location"]
-        where = f"{r.path}:{loc['line']}:{loc['column']}: `{loc['op']}`" if loc else r.path
-        out.append(f"    {where} -> {d['name']} ({d['function']}) exists only because of asserts")
+        loc = d.location
+        where = f"{r.path}:{loc.line}:{loc.column}: `{loc.op}`" if loc else r.path
+        out.append(f"    {where} -> {d.name} ({d.function}) exists only because of asserts")
     if extra and len(extra) > limit:
         out.append(f"    ... {len(extra) - limit} more")
     return out

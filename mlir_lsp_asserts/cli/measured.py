@@ -13,10 +13,11 @@ import sys
 from dataclasses import dataclass
 
 from ..dispatch.compiler import CompilerError, find_compiler
-from ..dispatch.count import DispatchCounter, preview
+from ..dispatch.count import DispatchCounter
 from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
-from .dispatch import _Spinner, user_profiles
+from ..dispatch.preview import preview
+from .dispatch import Spinner, user_profiles
 
 
 def add_arguments(group) -> None:
@@ -44,7 +45,7 @@ class Measurer:
             if oc.error or not any(f.code in MEASURED_CODES for f in oc.findings):
                 continue
             try:
-                with _Spinner(oc.path, sys.stderr.isatty() and not quiet):
+                with Spinner(oc.path, sys.stderr.isatty() and not quiet):
                     pv = preview(self.counter, oc.path, oc.text, self.profile, self.flags, what_if=self.mode,
                                  attribution=True, input_path=oc.text_file)
             except (CompilerError, OSError) as e:

@@ -11,6 +11,8 @@ import re
 
 from lsprotocol import types
 
+from ..syntax.tokens import STRING_BODY
+
 TOKEN_TYPES = ["namespace", "function", "variable", "label", "class", "type", "macro", "string",
                "number", "comment", "keyword"]
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=["declaration"])
@@ -18,7 +20,7 @@ MAX_FULL_CHARS = 4 * 1024 * 1024
 
 _TOK = re.compile(
     r'(?P<comment>//[^\n]*)'
-    r'|(?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*"?)'
+    rf'|(?P<string>"{STRING_BODY}"?)'
     r'|(?P<ssa>%[\w$.\-]+(?:#\d+)?)'
     r'|(?P<label>\^[\w$.\-]+)'
     r'|(?P<symbol>@[\w$.\-]+)'
