@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from mlir_lsp_asserts.dispatch.compiler import CompilerError, Run, find_compiler  # noqa: E402
 from mlir_lsp_asserts.dispatch.count import DispatchCounter  # noqa: E402
-from mlir_lsp_asserts.dispatch.preview import preview  # noqa: E402
 from mlir_lsp_asserts.dispatch.flags import profile_flags  # noqa: E402
+from mlir_lsp_asserts.dispatch.preview import preview  # noqa: E402
 
 ENCODER = ROOT.parent / "shared" / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
 REPRO = ROOT.parent / "shared" / "fixtures" / "repro" / "hoisted_gather.mlir"
@@ -89,8 +89,8 @@ def interleaved(runs: int, *fns) -> list[tuple[float, float]]:
 def bench_diff(flags: list[str]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from mlir_lsp_asserts.dispatch.preview import fixed_text
     from mlir_lsp_asserts.dispatch.diff import compiled_side, diff
+    from mlir_lsp_asserts.dispatch.preview import fixed_text
 
     for name, path in (("prompt encoder", ENCODER), ("repro", REPRO)):
         text = path.read_text()
@@ -115,7 +115,6 @@ def bench_diff(flags: list[str]) -> None:
               f"the diff's own work {work * 1000:.0f} ms = {work / compiles * 100:.1f}% (target < 5%)")
     import bench_check
     import generate
-
     from mlir_lsp_asserts.dispatch.diff import Side, align
 
     shapes = (("spread", "generated_50mb", generate.generate, bench_check.TARGET_BYTES),
@@ -182,11 +181,11 @@ def main() -> int:
 
             def go():
                 try:
-                    run.run()
+                    run.run()  # noqa: B023 - runs within this iteration
                 except CompilerError:
                     pass
-                end[0] = time.monotonic()
-                done.set()
+                end[0] = time.monotonic()  # noqa: B023
+                done.set()  # noqa: B023
 
             threading.Thread(target=go, daemon=True).start()
             time.sleep(1.0)

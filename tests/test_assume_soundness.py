@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from mlir_lsp_asserts.check import check_text
 from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.fixes.assume import build_groups
-from mlir_lsp_asserts.syntax.scope import Scope
 from mlir_lsp_asserts.fixes.verify import real_parse_error
+from mlir_lsp_asserts.syntax.scope import Scope
 
 PREDS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 SWAP = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle", "ult": "ugt", "ule": "uge",

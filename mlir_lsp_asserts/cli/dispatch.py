@@ -12,6 +12,7 @@ from ..config import settings_for
 from ..dispatch.baselines import (
     Baseline,
     BaselineError,
+    compact,
     judge,
     load_baseline,
     save_baseline,
@@ -22,11 +23,10 @@ from ..dispatch.compiler import (
     other_release_message,
     other_release_syntax,
 )
-from ..dispatch.baselines import compact
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import compare_with_baseline, entry_line
-from ..dispatch.preview import Preview, preview
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
+from ..dispatch.preview import Preview, preview
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
 
@@ -92,21 +92,16 @@ def run_dispatch_count(args) -> int:
         if args.flags:
             flags += split_flags(args.flags)
         compiler = find_compiler(args.compiler)
-    except (ValueError, CompilerError) as e:
+        baseline = load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
+    except (ValueError, CompilerError, BaselineError) as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return 2
-    baseline = None
-    if args.baseline and not args.update_baseline:
-        try:
-            baseline = load_baseline(args.baseline)
-        except BaselineError as e:
-            print(f"mlir-lsp: error: {e}", file=sys.stderr)
-            return 2
     counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
     # a baseline that stores attribution can explain a count over it; --update-baseline stores it
     explainable = baseline is not None and any(baseline.stored(p, args.profile) for p in args.paths)
     with_attribution = args.attribution or explainable or bool(args.update_baseline and args.baseline)
-    results, errors, failed = [], 0, False
+    results: list[Preview] = []
+    errors, failed = 0, False
     stored: dict[str, dict] = {}
     fmt = args.output_format or "concise"
     interactive = sys.stderr.isatty()
@@ -120,14 +115,7 @@ def run_dispatch_count(args) -> int:
                 pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream,
                              attribution=with_attribution, input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
-            for line in compile_error_lines(path, getattr(e, "diagnostics", [])):
-                print(line, file=sys.stderr)
-            msg = getattr(e, "strerror", None) or str(e)
-            syntax = other_release_syntax(getattr(e, "diagnostics", None) or [])
-            if syntax is not None:  # not the file's fault: another release's compiler reads it
-                msg = (f"{other_release_message(compiler.version, syntax)}; it is probably another IREE "
-                       "release's: count it with that release's iree-compile (--compiler PATH)")
-            print(f"mlir-lsp: error: {path}: {msg}", file=sys.stderr)
+            print("\n".join(failure_lines(path, e, compiler.version)), file=sys.stderr)
             errors += 1
             continue
         except KeyboardInterrupt:
@@ -138,64 +126,93 @@ def run_dispatch_count(args) -> int:
         for n in pv.notes:
             print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
         if fmt != "json":
-            for src in pv.assert_sources:
-                print(f"{path}:{src.line}:{src.column}: {mla004.concise(src)}")
+            for a in pv.assert_sources:
+                print(f"{path}:{a.line}:{a.column}: {mla004.concise(a)}")
         results.append(pv)
-        verdicts = judge(path, args.profile, pv.flow_dispatches, args.max_dispatches,
-                         baseline.counts if baseline is not None else None)
-        for v in verdicts:
-            print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
-            failed |= not v.ok
-        if pv.attribution is not None:
-            lines = text.split("\n")
-            if not all(v.ok for v in verdicts) and baseline is not None:
-                for line in explain_over_baseline(pv, lines, baseline, args.baseline):
-                    print(line, file=sys.stderr)
-            if args.update_baseline:
-                stored[path] = compact(pv.attribution.dispatches, lines)
-            if not args.attribution:  # asked for by the baseline only: not in the output
-                pv.attribution = None
-                if pv.what_if:
-                    pv.what_if.only_because_of_asserts = None
-    fmt = args.output_format or "concise"
+        failed |= not _judged(args, pv, text, baseline, stored)
     if fmt == "json":
         print(json.dumps([r.as_json() for r in results], indent=2))
     else:
         for r in results:
-            line = f"{r.path}: {r.flow_dispatches} dispatches"
-            if r.stream_dispatches is not None:
-                line += f" ({r.stream_dispatches} at stream level)"
-            if r.what_if:
-                w = r.what_if
-                verb = "removed" if w.mode == "strip" else "rewritten to util.assume.int"
-                line += f", {w.flow_dispatches} with the asserts {verb}"
-                if w.saved:
-                    line += f" ({w.saved:+d} saved)".replace("+", "")
-            line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
-            print(line)
-            if len(r.per_function) > 1 and not args.quiet:
-                for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
-                    print(f"    {v:>6}  {k}")
-            for extra in attribution_lines(r):
-                print(extra)
-    if args.update_baseline and args.baseline:
-        try:
-            kept = load_baseline(args.baseline)
-        except BaselineError:
-            kept = Baseline({})
-        for r in results:
-            kept.counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
-            if r.path in stored:
-                kept.attribution.setdefault(r.path, {})[r.profile] = stored[r.path]
-        try:
-            save_baseline(args.baseline, kept)
-        except OSError as e:
-            print(f"mlir-lsp: error: cannot write {args.baseline}: {e.strerror or e}", file=sys.stderr)
-            return 2
-        print(f"mlir-lsp: wrote {args.baseline}", file=sys.stderr)
+            print("\n".join(summary_lines(r, args.quiet)))
+    if args.update_baseline and args.baseline and not _update_baseline(args.baseline, results, stored):
+        return 2
     if errors:
         return 2
     return 1 if failed else 0
+
+
+def failure_lines(path: str, e: Exception, version: str) -> list[str]:
+    """What to say of a file that gave no count: the compiler's errors, then one error line."""
+    diagnostics = e.diagnostics if isinstance(e, CompilerError) else []
+    out = compile_error_lines(path, diagnostics)
+    msg = getattr(e, "strerror", None) or str(e)
+    syntax = other_release_syntax(diagnostics)
+    if syntax is not None:  # not the file's fault: another release's compiler reads it
+        msg = (f"{other_release_message(version, syntax)}; it is probably another IREE "
+               "release's: count it with that release's iree-compile (--compiler PATH)")
+    return [*out, f"mlir-lsp: error: {path}: {msg}"]
+
+
+def _judged(args, pv: Preview, text: str, baseline: Baseline | None, stored: dict[str, dict]) -> bool:
+    """Whether the count is within its budget and baseline (the verdicts printed, a count over
+    its baseline explained); the attribution to store kept in `stored`, and taken out of the
+    output when only the baseline asked for it."""
+    verdicts = judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches,
+                     baseline.counts if baseline is not None else None)
+    for v in verdicts:
+        print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
+    ok = all(v.ok for v in verdicts)
+    if pv.attribution is not None:
+        lines = text.split("\n")
+        if not ok and baseline is not None:
+            for line in explain_over_baseline(pv, lines, baseline, args.baseline):
+                print(line, file=sys.stderr)
+        if args.update_baseline:
+            stored[pv.path] = compact(pv.attribution.dispatches, lines)
+        if not args.attribution:  # asked for by the baseline only: not in the output
+            pv.attribution = None
+            if pv.what_if:
+                pv.what_if.only_because_of_asserts = None
+    return ok
+
+
+def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
+    """The concise form of one count: a line, the largest functions, the attribution."""
+    line = f"{r.path}: {r.flow_dispatches} dispatches"
+    if r.stream_dispatches is not None:
+        line += f" ({r.stream_dispatches} at stream level)"
+    if r.what_if:
+        w = r.what_if
+        verb = "removed" if w.mode == "strip" else "rewritten to util.assume.int"
+        line += f", {w.flow_dispatches} with the asserts {verb}"
+        if w.saved:
+            line += f" ({w.saved:+d} saved)".replace("+", "")
+    line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
+    out = [line]
+    if len(r.per_function) > 1 and not quiet:
+        for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
+            out.append(f"    {v:>6}  {k}")
+    return out + attribution_lines(r)
+
+
+def _update_baseline(file: str, results: list[Preview], stored: dict[str, dict]) -> bool:
+    """The counts (and attribution) written into the baseline `file`, its other entries kept."""
+    try:
+        kept = load_baseline(file)
+    except BaselineError:
+        kept = Baseline({})
+    for r in results:
+        kept.counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
+        if r.path in stored:
+            kept.attribution.setdefault(r.path, {})[r.profile] = stored[r.path]
+    try:
+        save_baseline(file, kept)
+    except OSError as e:
+        print(f"mlir-lsp: error: cannot write {file}: {e.strerror or e}", file=sys.stderr)
+        return False
+    print(f"mlir-lsp: wrote {file}", file=sys.stderr)
+    return True
 
 
 def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, baseline_path: str,

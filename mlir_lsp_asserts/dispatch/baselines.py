@@ -80,7 +80,8 @@ def judge(path: str, profile: str, count: int, max_dispatches: int | None,
             out.append(Verdict(False, f"{path}: {count} dispatches is over the budget of {max_dispatches} "
                                       f"(+{count - max_dispatches})"))
         elif count < max_dispatches:
-            out.append(Verdict(True, f"{path}: {count} dispatches, {max_dispatches - count} under the budget of {max_dispatches}"))
+            out.append(Verdict(True, f"{path}: {count} dispatches, {max_dispatches - count} under the budget of "
+                                     f"{max_dispatches}"))
     if baseline is not None:
         golden = baseline.get(path, {}).get(profile)
         if golden is None:

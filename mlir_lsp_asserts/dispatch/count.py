@@ -182,7 +182,8 @@ class DispatchCounter:
         and `files`); `line_map`: turns lines of `text` into the user's (for compiler errors)."""
         kind = f"count:{compile_from or ''}:{int(stream)}"
         key, hit = self._lookup(kind, flags, text, attribution)
-        if hit is not None and (not need_ir or key in self.cache.last_ir or hit.get("ir") and os.path.exists(hit["ir"])):
+        has_ir = key in self.cache.last_ir or hit is not None and hit.get("ir") and os.path.exists(hit["ir"])
+        if hit is not None and (not need_ir or has_ir):
             return Counts.from_cached(hit)
         t0 = time.monotonic()
         with _workdir(text, input_path) as (tmp, src):
@@ -215,8 +216,8 @@ class DispatchCounter:
                 stream_count = _stream_dispatches(stats)
         if final is None:
             self.cache.keep_ir(key, ir)
-        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites, str(final) if final is not None else None,
-                        untargeted_executables(ir))
+        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites,
+                        str(final) if final is not None else None, untargeted_executables(ir))
         self.cache.put(key, counts.as_cached())
         if final is not None:
             _prune(final.parent, IR_FILES_KEPT)

@@ -11,31 +11,25 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 
-from ..dispatch.attribution import by_source_line
 from ..dispatch.baselines import BaselineError, baseline_key, load_baseline
-from ..dispatch.compiler import (
-    CompilerError,
-    find_compiler,
-    other_release_message,
-    other_release_syntax,
-)
+from ..dispatch.compiler import CompilerError, other_release_message, other_release_syntax
 from ..dispatch.count import DispatchCounter
-from ..dispatch.diff import causes_text, compare_with_baseline
+from ..dispatch.diff import compare_with_baseline
 from ..dispatch.flags import profile_flags
 from ..dispatch.measured_cost import Measurement
 from ..dispatch.preview import Preview, preview
-from ..dispatch.results import BaselineComparison, Dispatch
+from ..dispatch.results import BaselineComparison
 from ..findings import Finding
-from ..rules import doc_url
-from ..rules import mla004_torch_op_lowers_to_assert as mla004
-from ..syntax.tokens import symbol_after
 from . import guards, workspace_feature
-from .options import DispatchOptions
+from .dispatch_state import Answer, DispatchState
+from .dispatch_views import OLDER_SYNTAX, attribution_lenses, lens_title
+from .dispatch_views import count_diagnostics as count_diagnostics
+from .dispatch_views import hover_lines as hover_lines
+from .dispatch_views import saved_dispatches as saved_dispatches
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -45,79 +39,6 @@ DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
 DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR"
 DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR"
-OLDER_SYNTAX = "older IREE syntax"  # what the status bar and lens say when the compiler cannot read a file
-
-
-@dataclass
-class Answer:
-    """The last dispatch count of one version of a document, as the server keeps it: a preview
-    (with its comparison to the baseline), or why there is none. JSON only in `as_json`."""
-
-    version: int | None
-    preview: Preview | None = None
-    baseline: BaselineComparison | None = None
-    error: str | None = None
-    compile_errors: list[dict] = field(default_factory=list)
-    unsupported_syntax: bool = False  # the compiler cannot read this release's syntax
-
-    @property
-    def has_diagnostics(self) -> bool:
-        """Whether it puts diagnostics on the document (compile errors, MLA004)."""
-        return bool(self.compile_errors or (self.preview and self.preview.assert_sources))
-
-    def as_json(self) -> dict:
-        if self.preview is None:
-            out: dict = {"error": self.error, "version": self.version, "compile_errors": self.compile_errors}
-            if self.unsupported_syntax:
-                out["unsupported_syntax"] = True
-            return out
-        out = self.preview.as_json()
-        out["version"] = self.version
-        if self.baseline is not None:
-            out["baseline"] = self.baseline.as_json()
-        return out
-
-
-class DispatchState:
-    """The previews of the open documents (the server's `ls.dispatch`); their settings are
-    `ls.options.dispatch`."""
-
-    def __init__(self):
-        self.counter: DispatchCounter | None = None
-        self.results: dict[str, tuple[int | None, Answer]] = {}  # uri -> (version, its last count)
-        self.running: dict[str, DispatchCounter] = {}
-        self.lock = threading.Lock()
-        self.lenses: dict[str, tuple[int | None, list[tuple[int, str]]]] = {}  # uri -> (version, lenses)
-        self.timers: dict[str, threading.Timer] = {}
-        # uri -> (version, done): a count in progress, shared by requests for the same version
-        self.inflight: dict[str, tuple[int | None, threading.Event]] = {}
-        # uri -> (version, what the last what-if measured), for the findings of that version only
-        self.measured: dict[str, tuple[int | None, Measurement]] = {}
-
-    def cancel(self, uri: str) -> None:
-        """A new edit: the pending timer is dropped and the running compile killed at once."""
-        t = self.timers.pop(uri, None)
-        if t:
-            t.cancel()
-        running = self.running.pop(uri, None)
-        if running is not None:
-            running.cancel_all()
-
-    def forget(self, uri: str) -> None:
-        """A closed document: its previews go (reopened, the same version may hold another text)."""
-        self.cancel(uri)
-        with self.lock:
-            for table in (self.results, self.lenses, self.measured):
-                table.pop(uri, None)
-
-    def counter_for(self, opts: DispatchOptions) -> DispatchCounter:
-        """A counter of its own for one compile (own processes, cancelled per document), sharing
-        the cache of the one counter made for the configured compiler."""
-        if self.counter is None:
-            self.counter = DispatchCounter(find_compiler(opts.compiler_path), timeout=opts.timeout)
-        own = self.counter.sibling()
-        own.timeout = opts.timeout
-        return own
 
 
 class OpenText(NamedTuple):
@@ -270,57 +191,6 @@ def measured_findings(ls: MlirLspServer, uri: str, version: int | None, findings
     return findings if m is None else m.annotate(findings, line0, lower=ls.settings.measured_severity)
 
 
-def _functions(text: str) -> list[tuple[int, int, str]]:
-    """(first line, last line, symbol name) of each top-level op with a body (1-based lines)."""
-    from ..syntax.parsed_text import parse
-
-    parsed = parse(text)
-    lines = parsed.lines
-    funcs = []
-    for _chunk, op in parsed.units():
-        if op.regions or op.lazy_regions:
-            name = symbol_after(text, op.name_start, min(op.end, op.name_start + 2000))
-            if name:
-                funcs.append((lines.line_of(op.start) + 1, lines.line_of(max(op.start, op.end - 1)) + 1, name))
-    return funcs
-
-
-def _inside(dispatches: list[Dispatch], first: int, last: int) -> list[Dispatch]:
-    return [d for d in dispatches if d.location and first <= d.location.line <= last]
-
-
-def attribution_lenses(text: str, pv: Preview, baseline: BaselineComparison | None = None) -> list[tuple[int, str]]:
-    """(0-based line, title) of the lenses attribution gives: per source function, the dispatches
-    whose root op lies in it (and how that differs from the baseline's dispatches); on each op
-    whose dispatch exists only because of asserts, its name; on each op whose dispatch the
-    baseline has not, its name and cause."""
-    attr = pv.attribution
-    if not attr:
-        return []
-    before = baseline.before if baseline is not None else None
-    out = []
-    for first, last, name in _functions(text):
-        mine = _inside(attr.dispatches, first, last)
-        if mine:
-            hoisted = sum(1 for d in mine if d.function.startswith("util.initializer"))
-            title = f"@{name}: {len(mine)} dispatch{'es' if len(mine) != 1 else ''}"
-            if hoisted:
-                title += f" ({hoisted} hoisted into initializers)"
-            if before is not None:
-                was = len(_inside(before, first, last))
-                if was != len(mine):
-                    title += f" ({len(mine) - was:+d} vs baseline)"
-            out.append((first - 1, title))
-    for d in (pv.what_if.only_because_of_asserts if pv.what_if else None) or []:
-        if d.location:
-            out.append((d.location.line - 1,
-                        f"dispatch {d.name} exists only because of cf.assert: gone with the asserts removed"))
-    for e in (baseline.new if baseline is not None else None) or []:
-        if e.location:
-            out.append((e.location.line - 1, f"new vs baseline: dispatch {e.name}: {causes_text(e)}"))
-    return out
-
-
 def _publish(ls: MlirLspServer, uri: str) -> None:
     """Diagnostics again from a worker thread (clients that pull get a refresh request)."""
     ls.in_loop(ls.publish, uri, True)
@@ -331,6 +201,9 @@ def _refresh_lenses(ls: MlirLspServer) -> None:
     ws = caps.workspace if caps else None
     if ws and ws.code_lens and ws.code_lens.refresh_support:
         ls.in_loop(ls.workspace_code_lens_refresh, None)
+
+
+torch_diagnostics = count_diagnostics  # the name server/app.py calls, until it calls count_diagnostics
 
 
 def schedule(ls: MlirLspServer, uri: str, reason: str) -> None:
@@ -349,112 +222,6 @@ def schedule(ls: MlirLspServer, uri: str, reason: str) -> None:
     t.daemon = True
     state.timers[uri] = t
     t.start()
-
-
-def count_diagnostics(ls: MlirLspServer, uri: str, version: int | None) -> list[types.Diagnostic]:
-    """The diagnostics of the last dispatch count, for the version it compiled: the errors of a
-    failed compile (source `iree-compile`), or MLA004 on the torch ops whose lowering put
-    asserts into linalg regions."""
-    with ls.dispatch.lock:
-        r = ls.dispatch.results.get(uri)
-    if not r or r[0] != version:
-        return []
-    answer = r[1]
-    if answer.unsupported_syntax:
-        return [syntax_diagnostic(answer)]
-    out = compile_error_diagnostics(uri, answer.compile_errors)
-    if not ls.settings.enabled("MLA004") or answer.preview is None:
-        return out
-    for src in answer.preview.assert_sources:
-        line, col = src.line - 1, src.column - 1
-        out.append(types.Diagnostic(
-            range=types.Range(types.Position(line, col), types.Position(line, col + len(src.op))),
-            message=mla004.message(src),
-            severity=types.DiagnosticSeverity.Information, code="MLA004", source="mlir-lsp",
-            code_description=types.CodeDescription(
-                href=doc_url("MLA004", ls.settings.docs_base_url))))
-    return out
-
-
-torch_diagnostics = count_diagnostics  # the name server/app.py still calls
-
-
-def syntax_diagnostic(answer: Answer) -> types.Diagnostic:
-    """One note, at information severity, that the compiler cannot read the file's syntax (as the
-    parser diagnostics say it), instead of the compiler's error."""
-    e = other_release_syntax(answer.compile_errors) or {"line": 1, "column": 1}
-    line, col = max((e["line"] or 1) - 1, 0), max((e["column"] or 1) - 1, 0)
-    return types.Diagnostic(range=types.Range(types.Position(line, col), types.Position(line, col + 1)),
-                            message=f"dispatch count {answer.error}; it is probably another IREE release's",
-                            severity=types.DiagnosticSeverity.Information, source="iree-compile")
-
-
-def compile_error_diagnostics(uri: str, errors: list[dict]) -> list[types.Diagnostic]:
-    """The compiler's diagnostics at their lines (those at no line of this file go on line 1)."""
-    sev = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
-           "remark": types.DiagnosticSeverity.Information}
-    out = []
-    for e in errors[:100]:
-        line, col = max((e["line"] or 1) - 1, 0), max((e["column"] or 1) - 1, 0)
-        rng = types.Range(types.Position(line, col), types.Position(line, col + 1))
-        related = [types.DiagnosticRelatedInformation(
-            types.Location(uri, types.Range(types.Position(n["line"] - 1, max(n["column"] - 1, 0)),
-                                            types.Position(n["line"] - 1, max(n["column"] - 1, 0) + 1))),
-            n["message"]) for n in e.get("notes", []) if n["line"]]
-        message = e["message"] + "".join(f"\nnote: {n['message']}" for n in e.get("notes", []) if not n["line"])
-        out.append(types.Diagnostic(range=rng, message=message, severity=sev.get(e["severity"], types.DiagnosticSeverity.Error),
-                                    source="iree-compile", related_information=related or None))
-    return out
-
-
-def hover_lines(state: DispatchState, uri: str, version: int | None, line: int) -> list[str]:
-    """Markdown lines for a hover on the op at 0-based `line` (e.g. a cf.assert): the dispatches
-    it ends up in, and those of them that exist only because of asserts (last preview, with
-    attribution). For the server's hover: `parts.extend(dispatch_feature.hover_lines(...))`."""
-    pv = _preview(state, uri, version)
-    if pv is None or not pv.attribution:
-        return []
-    names = by_source_line(pv.attribution).get(line + 1, [])
-    if not names:
-        return []
-    only = {d.name for d in (pv.what_if.only_because_of_asserts if pv.what_if else None) or []}
-    out = [f"- ends up in dispatch{'es' if len(names) > 1 else ''} " + ", ".join(f"`{n}`" for n in names[:8])
-           + (" ..." if len(names) > 8 else "")]
-    extra = [n for n in names if n in only]
-    if extra:
-        out.append("- " + ", ".join(f"`{n}`" for n in extra) + " exist" + ("s" if len(extra) == 1 else "")
-                   + " only because of asserts (gone with them removed)")
-    return out
-
-
-def _preview(state: DispatchState, uri: str, version: int | None) -> Preview | None:
-    """The preview of the last count, when it compiled this version."""
-    with state.lock:
-        r = state.results.get(uri)
-    return r[1].preview if r and r[0] == version else None
-
-
-def saved_dispatches(state: DispatchState, uri: str, version: int | None) -> int | None:
-    pv = _preview(state, uri, version)
-    return pv.what_if.saved if pv is not None and pv.what_if else None
-
-
-def lens_title(answer: Answer) -> str:
-    if answer.unsupported_syntax:
-        return f"mlir-lsp: dispatches: n/a ({OLDER_SYNTAX})"
-    pv = answer.preview
-    if pv is None:
-        return f"mlir-lsp: dispatch count failed: {(answer.error or '')[:120]}"
-    title = f"{pv.flow_dispatches} dispatches ({pv.profile})"
-    w = pv.what_if
-    if w:
-        title += f", {w.flow_dispatches} with the asserts removed ({w.flow_dispatches - pv.flow_dispatches:+d})"
-    b = answer.baseline
-    if b and b.error is not None:
-        title += f"; baseline: {b.error[:100]}"
-    elif b:
-        title += f"; {b.delta:+d} vs baseline" if b.delta else "; same as baseline"
-    return title
 
 
 def _request_uri(params: Any) -> str | None:

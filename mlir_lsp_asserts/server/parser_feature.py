@@ -145,7 +145,8 @@ class ParserDiagnostics:
                                      "skipped for this version (mlir-lsp's own rules still run)",
                                      types.DiagnosticSeverity.Information, source=PARSER_SOURCE)]
         try:
-            return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]), types.Position(d["line"], d["col"] + 1)),
+            return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]),
+                                                 types.Position(d["line"], d["col"] + 1)),
                                      d["message"], types.DiagnosticSeverity(d["severity"]), source=PARSER_SOURCE)
                     for d in json.loads(out)]
         except (ValueError, KeyError, TypeError):

@@ -16,7 +16,8 @@ class Progress:
             return
         try:
             self.ls.work_done_progress.create(self.token).result(timeout=5)
-            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
+            begin = types.WorkDoneProgressBegin(title=self.title, cancellable=False)
+            self.ls.work_done_progress.begin(self.token, begin)
             self.started = True
         except Exception:  # noqa: BLE001 - a client that refuses progress
             self.started = False

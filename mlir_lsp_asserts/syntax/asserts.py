@@ -11,8 +11,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .op_tree import Op
 from .op_details import AssertOp, op_detail
+from .op_tree import Op
 from .parsed_text import ParsedText, parse, register_literal
 from .tokens import STRING_LITERAL
 
