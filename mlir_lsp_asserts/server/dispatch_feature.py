@@ -235,7 +235,7 @@ def _request_uri(params: Any) -> str | None:
 
 
 def _serving(handler):
-    def serve(ls: MlirLspServer, params: Any):  # a command's arguments arrive as one list
+    def serve(ls, params):  # a command's arguments arrive as one list; no annotation on `ls`: pygls reads them
         return handler(ls, _request_uri(params))
 
     return serve
@@ -244,7 +244,7 @@ def _serving(handler):
 def setup(server: MlirLspServer) -> None:
     @server.feature(DISPATCH_REQUEST)
     @server.thread()
-    def count_request(ls: MlirLspServer, params: Any):
+    def count_request(ls, params):
         # The client shows the result (a status bar): a failure is in the answer only, not also
         # in a message box. The command (code lens, palette) shows one.
         return compute(ls, _request_uri(params), interactive=False)
@@ -256,7 +256,7 @@ def setup(server: MlirLspServer) -> None:
         register(name)(server.thread()(_serving(handler)))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: MlirLspServer, params: types.CodeLensParams):
+    def code_lens(ls, params: types.CodeLensParams):
         uri = params.text_document.uri
         doc = ls.document(uri)  # its version only: no copy of the text per lens request
         if doc is None:
