@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from ..bytecode import weights_left_out
 from ..dispatch.compiler import CompilerError, find_compiler
-from ..dispatch.count import DispatchCounter, preview
+from ..dispatch.count import DispatchCounter
 from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
+from ..dispatch.preview import preview
 from ..source import SourceError, read_source
-from .dispatch import _Spinner, user_profiles
+from .dispatch import Spinner, user_profiles
 
 
 def add_arguments(group) -> None:
@@ -47,9 +48,9 @@ class Measurer:
                 continue
             try:
                 text = oc.text
-                if oc.text_file is None and weights_left_out(text) and oc.path != "-":
+                if oc.path != "-" and ((oc.text_file is None and weights_left_out(text)) or oc.resources):
                     text = read_source(oc.path, weights=True).text  # the compiler needs them; same lines
-                with _Spinner(oc.path, sys.stderr.isatty() and not quiet):
+                with Spinner(oc.path, sys.stderr.isatty() and not quiet):
                     pv = preview(self.counter, oc.path, text, self.profile, self.flags, what_if=self.mode,
                                  attribution=True, input_path=oc.text_file)
             except (CompilerError, OSError, SourceError) as e:

@@ -39,7 +39,7 @@ from . import (
     workspace_feature,
 )
 from .convert import diagnostic_json, plain_diagnostic
-from .dispatch_feature import DispatchState
+from .dispatch_state import DispatchState
 from .held_resources import lift
 from .open_documents import OpenDocument, Snapshot
 from .options import SECTION, ServerOptions, read_options
@@ -196,7 +196,7 @@ class MlirLspServer(LanguageServer):
 
     def _other_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
         return (self.parser_diagnostics.for_version(doc.uri, doc.version)
-                + dispatch_feature.torch_diagnostics(self, doc.uri, doc.version))
+                + dispatch_feature.count_diagnostics(self, doc.uri, doc.version))
 
     def _publish_json(self, doc: OpenDocument) -> str:
         """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
