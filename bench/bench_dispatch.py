@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from mlir_lsp_asserts.dispatch.compiler import CompilerError, Run, find_compiler  # noqa: E402
-from mlir_lsp_asserts.dispatch.count import DispatchCounter, preview  # noqa: E402
+from mlir_lsp_asserts.dispatch.count import DispatchCounter  # noqa: E402
 from mlir_lsp_asserts.dispatch.flags import profile_flags  # noqa: E402
+from mlir_lsp_asserts.dispatch.preview import preview  # noqa: E402
 
 ENCODER = ROOT.parent / "shared" / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
 REPRO = ROOT.parent / "shared" / "fixtures" / "repro" / "hoisted_gather.mlir"
@@ -88,8 +89,8 @@ def interleaved(runs: int, *fns) -> list[tuple[float, float]]:
 def bench_diff(flags: list[str]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from mlir_lsp_asserts.dispatch.count import fixed_text
     from mlir_lsp_asserts.dispatch.diff import compiled_side, diff
+    from mlir_lsp_asserts.dispatch.preview import fixed_text
 
     for name, path in (("prompt encoder", ENCODER), ("repro", REPRO)):
         text = path.read_text()
@@ -109,12 +110,11 @@ def bench_diff(flags: list[str]) -> None:
                      compiled_side(other, "fixed", "fixed", fixed, flags, "default"))
             own.append(time.monotonic() - t0)
         work = statistics.median(own)
-        print(f"dispatch diff, {name} against its fixed self ({r['current']['flow_dispatches']} vs "
-              f"{r['against']['flow_dispatches']}, {len(r['new'])} new): two compiles in parallel {compiles:.2f} s, "
+        print(f"dispatch diff, {name} against its fixed self ({r.current.flow_dispatches} vs "
+              f"{r.against.flow_dispatches}, {len(r.new or [])} new): two compiles in parallel {compiles:.2f} s, "
               f"the diff's own work {work * 1000:.0f} ms = {work / compiles * 100:.1f}% (target < 5%)")
     import bench_check
     import generate
-
     from mlir_lsp_asserts.dispatch.diff import Side, align
 
     shapes = (("spread", "generated_50mb", generate.generate, bench_check.TARGET_BYTES),
@@ -181,11 +181,11 @@ def main() -> int:
 
             def go():
                 try:
-                    run.run()
+                    run.run()  # noqa: B023 - runs within this iteration
                 except CompilerError:
                     pass
-                end[0] = time.monotonic()
-                done.set()
+                end[0] = time.monotonic()  # noqa: B023
+                done.set()  # noqa: B023
 
             threading.Thread(target=go, daemon=True).start()
             time.sleep(1.0)

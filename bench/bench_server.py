@@ -248,7 +248,8 @@ def model_session(argv: list[str], uri: str, text: str, edits: int) -> dict:
             t = c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v},
                                                      "contentChanges": [{"range": rng, "text": ins if k % 2 == 0 else ""}]})
             tp, _m = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                            and m["params"]["uri"] == uri and m["params"].get("version") == v, timeout=600, start=mark)
+                            and m["params"]["uri"] == uri and m["params"].get("version") == v,  # noqa: B023 - waited for here
+                            timeout=600, start=mark)
             times.append(tp - t)
         out["places"][name] = times
     lines = text.split("\n")

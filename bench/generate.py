@@ -178,9 +178,9 @@ GATHER = """  func.func @embedding_{i}(%arg0: tensor<{v}x{n}xf16>, %arg1: tensor
   }}{L}
 """
 MSG1, MSG2 = "index must be smaller than dim size", "index must be larger or equal to 0"
-CUSTOM = ('cf.assert %4, "{}"'.format(MSG1), 'cf.assert %5, "{}"'.format(MSG2))
-GENERIC = ('"cf.assert"(%4) <{{msg = "{}"}}> : (i1) -> ()'.format(MSG1),
-           '"cf.assert"(%5) <{{msg = "{}"}}> : (i1) -> ()'.format(MSG2))
+CUSTOM = (f'cf.assert %4, "{MSG1}"', f'cf.assert %5, "{MSG2}"')
+GENERIC = (f'"cf.assert"(%4) <{{msg = "{MSG1}"}}> : (i1) -> ()',
+           f'"cf.assert"(%5) <{{msg = "{MSG2}"}}> : (i1) -> ()')
 
 SEQS = (64, 77, 128)
 DIMS = (64, 128, 320, 768, 1280)

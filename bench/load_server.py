@@ -162,7 +162,7 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
     latencies, publishes, stale, wrong = [], 0, 0, 0
     for d in docs.values():
         last = 0
-        for version, n, at in d.published:
+        for version, n, _at in d.published:
             publishes += 1
             if version is None or version < last:
                 stale += 1

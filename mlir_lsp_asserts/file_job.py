@@ -1,7 +1,7 @@
 """One file's job: read it, check it, and with `fix`/`diff` fix it. The CLI runs it in worker
 processes (it is picklable); the server runs it for files it checks from disk.
 
-A file is read with `source.read_path`: a text file's resource section (an export's weights
+A file is read with `source.read_source`: a text file's resource section (an export's weights
 inline) is located, never read, so a 490 MB export costs its few hundred KB of IR."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .check import check_text
 from .config import ConfigError, Settings, settings_for
 from .files import file_stamp
 from .findings import Finding
-from .source import SourceError, decode, read_path
+from .source import SourceError, decode, read_source
 
 
 @dataclass
@@ -73,7 +73,7 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
             source = decode(raw)
         else:
             stamp = file_stamp(path)
-            source = read_path(path)
+            source = read_source(path)
     except OSError as e:
         out.error = f"cannot read: {e.strerror or e}"
         return out

@@ -5,7 +5,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
@@ -57,8 +59,11 @@ def file_stamp(path: str) -> tuple[int, int, int]:
 TMP_SUFFIX = ".mlir-lsp.tmp"
 
 
-def write_atomic(path: str, data: bytes, copy_from: tuple[str, int, int] | None = None) -> None:
+def write_atomic(path: str, data: bytes | Callable[[BinaryIO], None],
+                 copy_from: tuple[str, int, int] | None = None) -> None:
     """Write `data` to `path` through a temporary file in the same folder and a rename.
+    `data` may be a function that writes the content into the file object it is given (a
+    writer that streams, e.g. MLIR's bytecode writer); what it raises leaves `path` unchanged.
 
     With `copy_from=(file, start, end)`, bytes [start, end) of that file follow `data` (it may be
     `path` itself: the old file stays whole until the rename). The kernel copies them
@@ -121,11 +126,16 @@ def _link_unnamed(fd: int, name: str) -> None:
         os.close(procfd)
 
 
-def _write_all(fd: int, data: bytes, copy_from: tuple[str, int, int] | None = None) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+def _write_all(fd: int, data: bytes | Callable[[BinaryIO], None],
+               copy_from: tuple[str, int, int] | None = None) -> None:
+    if callable(data):
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            data(f)
+    else:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
     if copy_from is not None:
         _copy_range(fd, *copy_from)
     os.fsync(fd)

@@ -1,10 +1,11 @@
-"""Turning bytes into text the reader can check: UTF-8 text, MLIR bytecode, or a clear error;
-and fixed text back into bytecode. Bytecode goes through the real parser of iree-base-compiler
-(imported only when a bytecode file is read: it costs ~0.2 s).
+"""Turning bytes into text the reader can check: UTF-8 text, MLIR bytecode (through
+`bytecode.py`, which also writes fixed text back as bytecode), or a clear error.
 
 A text's trailing `{-# dialect_resources ... #-}` (an export's weights, hundreds of MB) is not
 decoded: `Source.text` is the IR part before it and `Source.tail` says where the rest is
-(syntax/resource_section.py). `read_path` finds it in a memory map without reading it."""
+(syntax/resource_section.py); `read_source` finds it in a memory map without reading it. A
+bytecode file is parsed in place by MLIR, its weights left out of the text. Callers that compile
+the text (`weights=True`) get all of it."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ import mmap
 import os
 from dataclasses import dataclass
 
+from .errors import SourceError
 from .syntax.resource_section import END_PROBE, ResourceTail, closed, ir_end, tail_of_file
+
+__all__ = ["BYTECODE_MAGIC", "Source", "SourceError", "decode", "is_bytecode_file", "read_source"]
 
 BYTECODE_MAGIC = b"ML\xefR"
 BOM = b"\xef\xbb\xbf"
-
-
-class SourceError(Exception):
-    """The input cannot be checked; the message says why in one line."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,16 @@ def _position_of_byte(data, index: int) -> str:
     return f"line {line}, column {col}"
 
 
-def decode(data: bytes) -> Source:
-    """Bytes of a `.mlir` or `.mlirbc` file -> text to check (the IR part, see `Source`)."""
+def decode(data: bytes, path: str | None = None, *, weights: bool = False) -> Source:
+    """Bytes of a `.mlir` or `.mlirbc` file -> text to check: the IR part (see `Source`), or with
+    `weights` (for the compiler, which needs them) the whole text. Bytecode is parsed from `path`
+    (the file `data` was read from) when it is a regular file: MLIR then leaves its weights there."""
     if data.startswith(BYTECODE_MAGIC):
-        return Source(bytecode_to_text(data), is_bytecode=True)
-    end = ir_end(data)
+        from .bytecode import bytecode_to_text
+
+        from_file = path is not None and os.path.isfile(path)
+        return Source(bytecode_to_text(path if from_file else data, weights=weights), is_bytecode=True)
+    end = len(data) if weights else ir_end(data)
     tail = None
     if end < len(data):
         tail = ResourceTail(end, len(data), closed(data[max(end, len(data) - END_PROBE):]))
@@ -65,58 +70,33 @@ def _decode_ir(buf, end: int, tail: ResourceTail | None) -> Source:
         raise SourceError(f"not valid UTF-8 at byte {at} ({_position_of_byte(buf, at)})") from None
 
 
-def read_path(path: str) -> Source:
-    """A file on disk -> text to check. A text file is mapped, not read: only its IR part is
-    decoded, and its resource section is located without being read (a 490 MB export with its
-    weights inline costs its 400 KB of IR). Raises OSError or SourceError."""
+def is_bytecode_file(path: str) -> bool:
+    """Whether `path` is a regular file of MLIR bytecode (a pipe is not looked into: the bytes read
+    would be gone)."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return f.read(len(BYTECODE_MAGIC)) == BYTECODE_MAGIC
+
+
+def read_source(path: str, *, weights: bool = False) -> Source:
+    """A file -> text to check (`weights`: as for `decode`). Raises OSError or SourceError.
+
+    A text file is mapped, not read: only its IR part is decoded, and its resource section is
+    located without being read (a 490 MB export with its weights inline costs its 400 KB of IR).
+    A bytecode file is never read into memory: MLIR maps it, and leaves its weights unread unless
+    they are printed. A pipe is read as it comes."""
+    if is_bytecode_file(path):
+        from .bytecode import bytecode_to_text
+
+        return Source(bytecode_to_text(path, weights=weights), is_bytecode=True)
+    if weights or not os.path.isfile(path):
+        with open(path, "rb") as f:
+            return decode(f.read(), weights=weights)
     with open(path, "rb", buffering=0) as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return Source("")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            if mm[:4] == BYTECODE_MAGIC:
-                data = mm[:]
-            else:
-                return _decode_ir(mm, *_split(f.fileno(), mm, size))
-    return Source(bytecode_to_text(data), is_bytecode=True)
-
-
-def _split(fd: int, mm, size: int) -> tuple[int, ResourceTail | None]:
-    tail = tail_of_file(fd, mm, size)
-    return (tail.start if tail else size), tail
-
-
-# -- MLIR bytecode (`.mlirbc`) <-> text -------------------------------------------------------
-def _ir():
-    from iree.compiler import ir
-
-    return ir
-
-
-def bytecode_to_text(data: bytes) -> str:
-    """The textual form of a bytecode module, with its debug locations (`loc(...)`)."""
-    ir = _ir()
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
-    try:
-        module = ir.Module.parse(bytes(data), ctx)
-    except Exception as e:  # MLIRError and friends: the parser's own message
-        first = str(e).strip().splitlines()
-        raise SourceError("cannot read MLIR bytecode: " + (" ".join(first[:3]) or type(e).__name__)) from None
-    return module.operation.get_asm(enable_debug_info=True, assume_verified=True)
-
-
-def text_to_bytecode(text: str) -> bytes:
-    """Bytecode of a textual module (for writing fixed `.mlirbc` files back)."""
-    import io
-
-    ir = _ir()
-    ctx = ir.Context()
-    ctx.allow_unregistered_dialects = True
-    try:
-        module = ir.Module.parse(text, ctx)
-    except Exception as e:
-        raise SourceError("cannot turn the fixed text back into bytecode: " + str(e).strip().splitlines()[0]) from None
-    buf = io.BytesIO()
-    module.operation.write_bytecode(buf)
-    return buf.getvalue()
+            tail = tail_of_file(f.fileno(), mm, size)
+            return _decode_ir(mm, tail.start if tail else size, tail)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from conftest import SHARED  # noqa: E402 - the one definition of the paths
+
 FIXTURES = SHARED / "fixtures"
 CORPUS_FILES = SHARED / "corpus" / "files"
 
@@ -306,8 +307,8 @@ def check_reader(text: str, settings=None) -> dict:
     """The reader and rules on `text`: never an exception, everything inside the document.
     Returns a few figures for targeted search (ops, issues, findings, depth)."""
     from mlir_lsp_asserts.check import check_text
-    from mlir_lsp_asserts.syntax.parsed_text import parse
     from mlir_lsp_asserts.syntax.lines import LineIndex
+    from mlir_lsp_asserts.syntax.parsed_text import parse
 
     ops = check_index(text, parse(text))
     result = check_text(text, settings)

@@ -15,6 +15,7 @@ from pytest_lsp import client_capabilities, make_test_lsp_client
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 from conftest import SHARED  # noqa: E402
+
 REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
 ENCODER = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
 SERVER = [sys.executable, "-m", "mlir_lsp_asserts", "--stdio"]

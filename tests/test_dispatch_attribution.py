@@ -118,7 +118,9 @@ def test_dispatch_ir_is_kept_in_the_cache_and_served_from_it(tmp_path, monkeypat
 
 
 def test_hover_lines_name_the_dispatches_of_an_op():
-    from mlir_lsp_asserts.server.dispatch_feature import DispatchState, hover_lines
+    from mlir_lsp_asserts.dispatch.preview import Preview
+    from mlir_lsp_asserts.dispatch.results import Attribution, WhatIf
+    from mlir_lsp_asserts.server.dispatch_feature import Answer, DispatchState, hover_lines
 
     state = DispatchState()
     attribution = {"dispatches": [
@@ -126,8 +128,9 @@ def test_hover_lines_name_the_dispatches_of_an_op():
          "sources": [{"line": 18, "column": 5, "op": "cf.assert"}]},
         {"name": "_initializer_1_dispatch_0", "function": "util.initializer#2", "location": None,
          "sources": [{"line": 29, "column": 5, "op": "cf.assert"}]}], "source_ops": 2}
-    what_if = {"only_because_of_asserts": [attribution["dispatches"][1]]}
-    state.results["u"] = (3, {"attribution": attribution, "what_if": what_if})
+    attr = Attribution.from_json(attribution)
+    what_if = WhatIf("strip", 1, None, {}, 2, 1, only_because_of_asserts=[attr.dispatches[1]])
+    state.results["u"] = (3, Answer(3, Preview("u", "default", "3.13", 2, None, {}, what_if, 0.0, attribution=attr)))
     assert hover_lines(state, "u", 3, 17) == ["- ends up in dispatch `_initializer_0_dispatch_0`"]
     assert hover_lines(state, "u", 3, 28)[1] == ("- `_initializer_1_dispatch_0` exists only because of asserts "
                                                  "(gone with them removed)")
@@ -152,19 +155,19 @@ def test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers(tmp_path, path,
 
 def test_what_if_hit_skips_the_fixes(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    from mlir_lsp_asserts.dispatch import count as count_mod
+    from mlir_lsp_asserts.dispatch import preview as preview_mod
     from mlir_lsp_asserts.dispatch.compiler import find_compiler
     from mlir_lsp_asserts.dispatch.flags import profile_flags
 
     text = REPRO.read_text()
-    first = count_mod.preview(count_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",
+    first = preview_mod.preview(preview_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",
                               profile_flags("default"), what_if="strip", attribution=True).as_json()
 
     def no_fixes(*_a):
         raise AssertionError("the what-if of an unchanged text is cached")
 
-    monkeypatch.setattr(count_mod, "fixed_text", no_fixes)
-    again = count_mod.preview(count_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",
+    monkeypatch.setattr(preview_mod, "fixed_text", no_fixes)
+    again = preview_mod.preview(preview_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",
                               profile_flags("default"), what_if="strip", attribution=True).as_json()
     assert again["seconds"] < 0.5
     assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in first.items() if k != "seconds"}

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import REPO as ROOT  # noqa: E402
 from conftest import SHARED  # noqa: E402
+
 REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
 ENCODER = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
 ENCODER_TORCH = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.torch.mlir"

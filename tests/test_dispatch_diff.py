@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlir_lsp_asserts.dispatch.diff import align, compact, expand
+from mlir_lsp_asserts.dispatch.baselines import compact, expand
+from mlir_lsp_asserts.dispatch.diff import align
+from mlir_lsp_asserts.dispatch.results import Dispatch, dispatches_json
 from test_dispatch_count import ENCODER, REPRO, mlir_lsp
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -197,9 +199,9 @@ def test_stored_lines_are_found_again_after_the_file_moved_them():
                   {"name": "i0", "function": "util.initializer#2", "location": {"line": 24, "column": 9,
                                                                                "op": "linalg.generic"},
                    "sources": [{"line": ln, "column": 1, "op": "?"} for ln in (11, 24, 26, 33)]}]
-    stored = json.loads(json.dumps(compact(dispatches, lines)))
+    stored = json.loads(json.dumps(compact([Dispatch.from_json(d) for d in dispatches], lines)))
     moved = ["// a comment", "// another"] + lines
-    back = expand(stored, moved)
+    back = dispatches_json(expand(stored, moved))
     assert back[0]["location"] == {"line": 37, "column": 9, "op": "arith.addf"}
     assert [s["line"] for s in back[1]["sources"]] == [13, 26, 28, 35]  # the second gather, not the first
     assert expand({"functions": "nonsense"}, moved) is None

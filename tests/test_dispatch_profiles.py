@@ -8,8 +8,8 @@ import shlex
 import subprocess
 
 import pytest
-from conftest import BIN, REPRO, run_cli
 
+from conftest import BIN, REPRO, run_cli
 from mlir_lsp_asserts.dispatch.flags import BUILTIN_PROFILES
 
 # profile -> what its executables' target looks like in the dispatch-creation output

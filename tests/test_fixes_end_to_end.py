@@ -15,6 +15,7 @@ import pytest
 
 from conftest import REPO as ROOT  # noqa: E402
 from conftest import SHARED  # noqa: E402
+
 FIXTURES = SHARED / "fixtures"
 SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
 REPRO = FIXTURES / "repro" / "hoisted_gather.mlir"

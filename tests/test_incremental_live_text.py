@@ -7,11 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import CORPUS, MODELS, REPRO, SEED
 from mlir_lsp_asserts.check import check_text
 from mlir_lsp_asserts.incremental.live_text import LiveText, segment
 from mlir_lsp_asserts.syntax.lines import LineIndex
-
-from conftest import CORPUS, MODELS, REPRO, SEED
 
 
 def whole(text: str):
@@ -306,8 +305,8 @@ def test_a_quick_fix_in_a_body_piece_is_the_whole_texts_fix(small_big_blocks):
 
 @pytest.mark.parametrize("mode", ["strip", "assume"])
 def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
-    from mlir_lsp_asserts.fixes import apply_edits, fix_text
     from mlir_lsp_asserts.findings import TextEdit
+    from mlir_lsp_asserts.fixes import apply_edits, fix_text
 
     doc = LiveText(MODEL, min_piece_chars=0)
     edits = [TextEdit(sum(p.size for p in doc.pieces[:i]) + e.start, sum(p.size for p in doc.pieces[:i]) + e.end, e.new_text) for i, e in doc.fix_all(mode, False)]

@@ -1,6 +1,7 @@
 """The package's import graph: no circle (imports inside functions count too), and nothing in the
 core imports a front end (`cli/`, `server/`): the analysis stays a library that knows nothing of
-LSP or argparse."""
+LSP or argparse. Imports for type annotations only (under `if TYPE_CHECKING:`) do not run and
+are not counted: a feature module may name the server's class in its annotations."""
 
 from __future__ import annotations
 
@@ -21,13 +22,26 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under an `if TYPE_CHECKING:` (never run)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
+
+
 def import_graph() -> dict[str, set[str]]:
     mods = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _type_checking_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")[: len(package.split(".")) - node.level + 1]

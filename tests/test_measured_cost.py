@@ -65,7 +65,9 @@ def test_findings_that_cost_nothing_say_so_and_can_be_information(tmp_path, cach
     counts = "(3 -> 3)"
     r = run_cli("--check", "--what-if", *extra, path, env=cache)
     assert r.returncode == 1, r.stderr
-    for msg in _by_line(r).values():
+    msgs = list(_by_line(r).values())
+    assert msgs, r.stdout
+    for msg in msgs:
         assert f"; measured with {where}: " in msg and msg.endswith(f"saves 0 dispatches {counts}")
 
     def levels(*args):
@@ -74,6 +76,7 @@ def test_findings_that_cost_nothing_say_so_and_can_be_information(tmp_path, cach
 
     assert levels("--what-if")[0] == {"warning"}
     sev, items = levels("--measured-severity")  # implies --what-if
+    assert len(items) == len(msgs)
     assert sev == {"information"} and all(i["measured"]["free"] and i["measured"]["saved"] == 0 for i in items)
     full = run_cli("--check", "--measured-severity", *extra, "--output-format", "full", path, env=cache).stdout
     assert full.count("MLA001 [information]") == len(items)
@@ -81,6 +84,7 @@ def test_findings_that_cost_nothing_say_so_and_can_be_information(tmp_path, cach
     sarif = json.loads(run_cli("--check", "--measured-severity", *extra, "--output-format", "sarif", path,
                                env=cache).stdout)
     results = sarif["runs"][0]["results"]
+    assert len(results) == len(msgs)
     assert {x["level"] for x in results} == {"note"}
     assert all(x["properties"]["measured"]["saved"] == 0 and "saves 0 dispatches" in x["message"]["text"]
                for x in results)

@@ -13,7 +13,7 @@ from lsprotocol import types
 from conftest import REPRO
 from reliability_lsp import lsp_server, open_and_wait
 
-W, I = types.DiagnosticSeverity.Warning, types.DiagnosticSeverity.Information
+W, INFO = types.DiagnosticSeverity.Warning, types.DiagnosticSeverity.Information
 
 
 async def _published(lsp, uri: str, pred, timeout: float = 120):
@@ -78,7 +78,7 @@ async def test_measured_severity_lowers_findings_that_cost_nothing(tmp_path):
         first = await open_and_wait(lsp, uri, REPRO.read_text())
         assert {d.severity for d in first if d.code == "MLA001"} == {W}  # not measured yet
         p = await _published(lsp, uri, _measured)
-        assert len(_mla001(p)) == 4 and {d.severity for d in _mla001(p)} == {I}
+        assert len(_mla001(p)) == 4 and {d.severity for d in _mla001(p)} == {INFO}
         for d in _mla001(p):
             assert "; measured with profile default with --iree-opt-level=O3: " in d.message
             assert d.message.endswith("removing the asserts in this file saves 0 dispatches (3 -> 3)")

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import REPO as ROOT  # noqa: E402
 from conftest import SHARED  # noqa: E402
+
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 
 BAD = (REPO / "examples" / "hoisted_gather.mlir").read_text()

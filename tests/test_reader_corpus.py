@@ -27,8 +27,8 @@ from iree.compiler import ir
 
 from conftest import CORPUS, DISPATCH_OPS, assert_spans_inside
 from mlir_lsp_asserts.check import check_text
-from mlir_lsp_asserts.syntax.asserts import assert_ops
 from mlir_lsp_asserts.rules import SYNTAX_ERROR_CODE
+from mlir_lsp_asserts.syntax.asserts import assert_ops
 from mlir_lsp_asserts.syntax.lines import LineIndex
 from mlir_lsp_asserts.syntax.reader import Reader
 

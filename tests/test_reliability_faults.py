@@ -189,7 +189,7 @@ async def test_closing_the_document_or_stopping_the_server_kills_its_compile(tmp
         lsp.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(encoder.as_uri())))
         res = await pending
         assert "cancelled" in res.error
-        assert not await wait_until(lambda: not compiler_processes(marker), timeout=5) is False
+        assert await wait_until(lambda: not compiler_processes(marker), timeout=5) is not False
         no_orphans(marker)
         await open_and_wait(lsp, encoder.as_uri(), encoder.read_text(), version=2)
         asyncio.ensure_future(count(lsp, encoder.as_uri()))

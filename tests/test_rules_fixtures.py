@@ -13,6 +13,7 @@ from conftest import MODELS, REPO, assert_spans_inside, expected_code, real_asse
 from mlir_lsp_asserts.check import check_text
 from mlir_lsp_asserts.config import Settings
 from mlir_lsp_asserts.rules import RULES, RULES_BY_CODE, Severity
+from mlir_lsp_asserts.rules.base import DOCS_DIR
 
 
 def findings(text: str, codes=("MLA001", "MLA002", "MLA003")):
@@ -98,12 +99,12 @@ def test_rules_have_codes_names_severities_and_doc_links():
         ("MLA004", "torch-op-lowers-to-assert", Severity.INFORMATION),
     ]
     for r in RULES:
-        assert r.doc_url == r.doc_path.as_uri()
+        assert r.doc_url == (DOCS_DIR / f"{r.code}.md").as_uri()
 
 
 def test_every_rule_has_its_doc_page():
     for r in RULES:
-        page = r.doc_path
+        page = DOCS_DIR / f"{r.code}.md"
         assert page.is_file(), page
         assert r.code in page.read_text(encoding="utf-8")
 

@@ -257,8 +257,8 @@ def test_server_exits_when_the_client_process_is_gone():
     editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     server = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
-        body = ('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": %d, '
-                '"rootUri": null, "capabilities": {}}}' % editor.pid).encode()
+        body = ('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": ' + str(editor.pid)
+                + ', "rootUri": null, "capabilities": {}}}').encode()
         server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         server.stdin.flush()
         server.stdout.readline()  # the answer's header: it is running

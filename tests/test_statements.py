@@ -8,14 +8,13 @@ import json
 
 import pytest
 
+from conftest import CORPUS, MODELS, REPRO, SEED
 from mlir_lsp_asserts.check import check_text
 from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.syntax import statements
-from mlir_lsp_asserts.syntax.parsed_text import parse
 from mlir_lsp_asserts.syntax.op_tree import Op
+from mlir_lsp_asserts.syntax.parsed_text import parse
 from mlir_lsp_asserts.syntax.statements import BlockStatements
-
-from conftest import CORPUS, MODELS, REPRO, SEED
 
 
 def _shape(o: Op):

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 from ..config import settings_for
-from ..dispatch.budget import (
+from ..dispatch.baselines import (
     Baseline,
     BaselineError,
+    compact,
     judge,
     load_baseline,
     save_baseline,
@@ -22,9 +23,10 @@ from ..dispatch.compiler import (
     other_release_message,
     other_release_syntax,
 )
-from ..dispatch.count import DispatchCounter, preview
-from ..dispatch.diff import Side, against_baseline, compact, entry_line
+from ..dispatch.count import DispatchCounter
+from ..dispatch.diff import compare_with_baseline, entry_line
 from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
+from ..dispatch.preview import Preview, preview
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
 
@@ -53,7 +55,7 @@ def add_arguments(p) -> None:
     d.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk count cache")
 
 
-class _Spinner:
+class Spinner:
     def __init__(self, label: str, enabled: bool):
         self.label, self.enabled = label, enabled
         self._stop = threading.Event()
@@ -90,42 +92,30 @@ def run_dispatch_count(args) -> int:
         if args.flags:
             flags += split_flags(args.flags)
         compiler = find_compiler(args.compiler)
-    except (ValueError, CompilerError) as e:
+        baseline = load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
+    except (ValueError, CompilerError, BaselineError) as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return 2
-    baseline = None
-    if args.baseline and not args.update_baseline:
-        try:
-            baseline = load_baseline(args.baseline)
-        except BaselineError as e:
-            print(f"mlir-lsp: error: {e}", file=sys.stderr)
-            return 2
     counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
     # a baseline that stores attribution can explain a count over it; --update-baseline stores it
     explainable = baseline is not None and any(baseline.stored(p, args.profile) for p in args.paths)
     with_attribution = args.attribution or explainable or bool(args.update_baseline and args.baseline)
-    results, errors, failed = [], 0, False
+    results: list[Preview] = []
+    errors, failed = 0, False
     stored: dict[str, dict] = {}
     fmt = args.output_format or "concise"
     interactive = sys.stderr.isatty()
     for path in args.paths:
         try:
             with open(path, "rb") as f:
-                src = decode(f.read())
+                src = decode(f.read(), path, weights=True)  # compiled: the weights too
             text = src.text
-            with _Spinner(path, interactive):
+            with Spinner(path, interactive):
                 mode = args.what_if_mode or ("strip" if args.what_if else None)
                 pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream,
                              attribution=with_attribution, input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
-            for line in compile_error_lines(path, getattr(e, "diagnostics", [])):
-                print(line, file=sys.stderr)
-            msg = getattr(e, "strerror", None) or str(e)
-            syntax = other_release_syntax(getattr(e, "diagnostics", None) or [])
-            if syntax is not None:  # not the file's fault: another release's compiler reads it
-                msg = (f"{other_release_message(compiler.version, syntax)}; it is probably another IREE "
-                       "release's: count it with that release's iree-compile (--compiler PATH)")
-            print(f"mlir-lsp: error: {path}: {msg}", file=sys.stderr)
+            print("\n".join(failure_lines(path, e, compiler.version)), file=sys.stderr)
             errors += 1
             continue
         except KeyboardInterrupt:
@@ -136,76 +126,102 @@ def run_dispatch_count(args) -> int:
         for n in pv.notes:
             print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
         if fmt != "json":
-            for src in pv.assert_sources:
-                print(f"{path}:{src['line']}:{src['column']}: {mla004.concise(src)}")
+            for a in pv.assert_sources:
+                print(f"{path}:{a.line}:{a.column}: {mla004.concise(a)}")
         results.append(pv)
-        verdicts = judge(path, args.profile, pv.flow_dispatches, args.max_dispatches,
-                         baseline.counts if baseline is not None else None)
-        for v in verdicts:
-            print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
-            failed |= not v.ok
-        if pv.attribution is not None:
-            lines = text.split("\n")
-            if not all(v.ok for v in verdicts) and baseline is not None:
-                for line in explain_over_baseline(pv, lines, baseline, args.baseline):
-                    print(line, file=sys.stderr)
-            if args.update_baseline:
-                stored[path] = compact(pv.attribution["dispatches"], lines)
-            if not args.attribution:  # asked for by the baseline only: not in the output
-                pv.attribution = None
-                if pv.what_if:
-                    pv.what_if["only_because_of_asserts"] = None
-    fmt = args.output_format or "concise"
+        failed |= not _judged(args, pv, text, baseline, stored)
     if fmt == "json":
         print(json.dumps([r.as_json() for r in results], indent=2))
     else:
         for r in results:
-            line = f"{r.path}: {r.flow_dispatches} dispatches"
-            if r.stream_dispatches is not None:
-                line += f" ({r.stream_dispatches} at stream level)"
-            if r.what_if:
-                w = r.what_if
-                verb = "removed" if w["mode"] == "strip" else "rewritten to util.assume.int"
-                line += f", {w['flow_dispatches']} with the asserts {verb}"
-                if w["saved"]:
-                    line += f" ({w['saved']:+d} saved)".replace("+", "")
-            line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
-            print(line)
-            if len(r.per_function) > 1 and not args.quiet:
-                for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
-                    print(f"    {v:>6}  {k}")
-            for extra in attribution_lines(r):
-                print(extra)
-    if args.update_baseline and args.baseline:
-        try:
-            kept = load_baseline(args.baseline)
-        except BaselineError:
-            kept = Baseline({})
-        for r in results:
-            kept.counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
-            if r.path in stored:
-                kept.attribution.setdefault(r.path, {})[r.profile] = stored[r.path]
-        try:
-            save_baseline(args.baseline, kept)
-        except OSError as e:
-            print(f"mlir-lsp: error: cannot write {args.baseline}: {e.strerror or e}", file=sys.stderr)
-            return 2
-        print(f"mlir-lsp: wrote {args.baseline}", file=sys.stderr)
+            print("\n".join(summary_lines(r, args.quiet)))
+    if args.update_baseline and args.baseline and not _update_baseline(args.baseline, results, stored):
+        return 2
     if errors:
         return 2
     return 1 if failed else 0
 
 
-def explain_over_baseline(pv, lines: list[str], baseline: Baseline, baseline_path: str,
+def failure_lines(path: str, e: Exception, version: str) -> list[str]:
+    """What to say of a file that gave no count: the compiler's errors, then one error line."""
+    diagnostics = e.diagnostics if isinstance(e, CompilerError) else []
+    out = compile_error_lines(path, diagnostics)
+    msg = getattr(e, "strerror", None) or str(e)
+    syntax = other_release_syntax(diagnostics)
+    if syntax is not None:  # not the file's fault: another release's compiler reads it
+        msg = (f"{other_release_message(version, syntax)}; it is probably another IREE "
+               "release's: count it with that release's iree-compile (--compiler PATH)")
+    return [*out, f"mlir-lsp: error: {path}: {msg}"]
+
+
+def _judged(args, pv: Preview, text: str, baseline: Baseline | None, stored: dict[str, dict]) -> bool:
+    """Whether the count is within its budget and baseline (the verdicts printed, a count over
+    its baseline explained); the attribution to store kept in `stored`, and taken out of the
+    output when only the baseline asked for it."""
+    verdicts = judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches,
+                     baseline.counts if baseline is not None else None)
+    for v in verdicts:
+        print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
+    ok = all(v.ok for v in verdicts)
+    if pv.attribution is not None:
+        lines = text.split("\n")
+        if not ok and baseline is not None:
+            for line in explain_over_baseline(pv, lines, baseline, args.baseline):
+                print(line, file=sys.stderr)
+        if args.update_baseline:
+            stored[pv.path] = compact(pv.attribution.dispatches, lines)
+        if not args.attribution:  # asked for by the baseline only: not in the output
+            pv.attribution = None
+            if pv.what_if:
+                pv.what_if.only_because_of_asserts = None
+    return ok
+
+
+def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
+    """The concise form of one count: a line, the largest functions, the attribution."""
+    line = f"{r.path}: {r.flow_dispatches} dispatches"
+    if r.stream_dispatches is not None:
+        line += f" ({r.stream_dispatches} at stream level)"
+    if r.what_if:
+        w = r.what_if
+        verb = "removed" if w.mode == "strip" else "rewritten to util.assume.int"
+        line += f", {w.flow_dispatches} with the asserts {verb}"
+        if w.saved:
+            line += f" ({w.saved:+d} saved)".replace("+", "")
+    line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
+    out = [line]
+    if len(r.per_function) > 1 and not quiet:
+        for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
+            out.append(f"    {v:>6}  {k}")
+    return out + attribution_lines(r)
+
+
+def _update_baseline(file: str, results: list[Preview], stored: dict[str, dict]) -> bool:
+    """The counts (and attribution) written into the baseline `file`, its other entries kept."""
+    try:
+        kept = load_baseline(file)
+    except BaselineError:
+        kept = Baseline({})
+    for r in results:
+        kept.counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
+        if r.path in stored:
+            kept.attribution.setdefault(r.path, {})[r.profile] = stored[r.path]
+    try:
+        save_baseline(file, kept)
+    except OSError as e:
+        print(f"mlir-lsp: error: cannot write {file}: {e.strerror or e}", file=sys.stderr)
+        return False
+    print(f"mlir-lsp: wrote {file}", file=sys.stderr)
+    return True
+
+
+def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, baseline_path: str,
                           limit: int = 20) -> list[str]:
     """The dispatches a count over its baseline has that the baseline's attribution has not."""
-    cur = Side("current", pv.path, pv.flow_dispatches, pv.per_function, pv.attribution["dispatches"], lines,
-               pv.compiler_version, pv.profile)
-    got = against_baseline(cur, baseline, pv.path, "the baseline")
-    if got is None or got[0]["new"] is None:
+    new = compare_with_baseline(pv, lines, baseline, pv.path, baseline_path).new
+    if new is None:
         return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
                 "--update-baseline to see which dispatches are new"]
-    new = got[0]["new"]
     out = [entry_line(e, "new", "the baseline") for e in new[:limit]]
     if len(new) > limit:
         out.append(f"mlir-lsp: ... {len(new) - limit} more new dispatches (mlir-lsp --dispatch-diff "
@@ -246,21 +262,21 @@ def compile_error_lines(path: str, diagnostics: list[dict], limit: int = 20) -> 
     return out
 
 
-def attribution_lines(r, limit: int = 10) -> list[str]:
+def attribution_lines(r: Preview, limit: int = 10) -> list[str]:
     """The concise summary of attribution: one line, then the dispatches asserts alone cause."""
     if not r.attribution:
         return []
-    ds = r.attribution["dispatches"]
-    traced = sum(1 for d in ds if d["sources"])
-    line = f"    attribution: {traced} of {len(ds)} dispatches traced to {r.attribution['source_ops']} source ops"
-    extra = (r.what_if or {}).get("only_because_of_asserts")
+    ds = r.attribution.dispatches
+    traced = sum(1 for d in ds if d.sources)
+    line = f"    attribution: {traced} of {len(ds)} dispatches traced to {r.attribution.source_ops} source ops"
+    extra = r.what_if.only_because_of_asserts if r.what_if else None
     if extra is not None:
         line += f"; {len(extra)} only because of asserts"
     out = [line]
     for d in (extra or [])[:limit]:
-        loc = d["location"]
-        where = f"{r.path}:{loc['line']}:{loc['column']}: `{loc['op']}`" if loc else r.path
-        out.append(f"    {where} -> {d['name']} ({d['function']}) exists only because of asserts")
+        loc = d.location
+        where = f"{r.path}:{loc.line}:{loc.column}: `{loc.op}`" if loc else r.path
+        out.append(f"    {where} -> {d.name} ({d.function}) exists only because of asserts")
     if extra and len(extra) > limit:
         out.append(f"    ... {len(extra) - limit} more")
     return out

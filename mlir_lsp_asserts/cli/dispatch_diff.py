@@ -15,10 +15,11 @@ import subprocess
 import sys
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-from ..dispatch.budget import BaselineError, load_baseline
+from ..dispatch.baselines import BaselineError, load_baseline
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import (
+    Comparison,
     against_baseline,
     compiled_side,
     diff,
@@ -28,7 +29,7 @@ from ..dispatch.diff import (
 from ..dispatch.flags import profile_flags, split_flags
 from ..source import SourceError, decode
 from .dispatch import user_profiles
-from .output import _gh_escape
+from .output import gh_escape
 
 FORMATS = ("concise", "full", "json", "github")
 CONCISE_SOURCES = 8
@@ -56,7 +57,7 @@ def _error(msg: str) -> int:
 
 def _read(path: str) -> tuple[str, bool]:
     with open(path, "rb") as f:
-        src = decode(f.read())
+        src = decode(f.read(), path, weights=True)  # compiled: the weights too
     return src.text, src.is_bytecode
 
 
@@ -73,7 +74,7 @@ def git_show(rev: str, path: str) -> str:
     if r.returncode != 0:
         msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
         raise OSError(f"git show {rev}:{name}: {msg[-1] if msg else f'exit {r.returncode}'}")
-    return decode(r.stdout).text
+    return decode(r.stdout, weights=True).text
 
 
 def run_dispatch_diff(args) -> int:
@@ -122,18 +123,18 @@ def run_dispatch_diff(args) -> int:
             other_counter.cancel_all()
             return 130
     for r in results:
-        for side in ("current", "against"):
-            for n in r[side]["notes"]:
-                print(f"mlir-lsp: note: {r['path']} ({r[side]['label']}): {n}", file=sys.stderr)
+        for side in (r.current, r.against):
+            for n in side.notes:
+                print(f"mlir-lsp: note: {r.path} ({side.label}): {n}", file=sys.stderr)
     if fmt == "json":
-        print(json.dumps(results, indent=2))
+        print(json.dumps([r.as_json() for r in results], indent=2))
     elif fmt == "github":
         print("\n".join(line for r in results for line in github_lines(r)))
     else:
         print("\n".join(line for r in results for line in text_lines(r, full=fmt == "full")))
     if errors:
         return 2
-    return 1 if any(r["delta"] > 0 for r in results) and not args.exit_zero else 0
+    return 1 if any(r.delta > 0 for r in results) and not args.exit_zero else 0
 
 
 def _label(args, compiler, other_compiler) -> str:
@@ -153,7 +154,7 @@ def _label(args, compiler, other_compiler) -> str:
     return ", ".join(parts)
 
 
-def _one(args, path, flags, other_flags, counter, other_counter, baseline, workers) -> dict:
+def _one(args, path, flags, other_flags, counter, other_counter, baseline, workers) -> Comparison:
     text, is_bytecode = _read(path)
     label = _label(args, counter.compiler, other_counter.compiler)
     other_profile = args.against_profile or args.profile
@@ -161,7 +162,7 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
         cur = compiled_side(counter, "current", path, text, flags, args.profile,
                             input_path=None if is_bytecode else path)
         got = against_baseline(cur, baseline, path, label)
-        if got is None or got[0]["new"] is None:
+        if got is None or got[0].new is None:
             raise BaselineError(f"{args.baseline} stores no attribution for {path} with profile {args.profile!r} "
                                 "(write it with --dispatch-count --update-baseline)")
         return got[0]
@@ -187,7 +188,8 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
             raise
         finally:
             pool.shutdown(wait=True)
-            counter.cancelled = other_counter.cancelled = False  # the next FILE is counted again
+            counter.resume()  # the next FILE is counted again
+            other_counter.resume()
     return diff(cur, other)
 
 
@@ -202,37 +204,42 @@ def _side(counter, label, path, text, flags, profile, input_path):
         raise CompilerError(f"{which}: {e}", e.diagnostics) from None
 
 
-def summary(r: dict) -> str:
-    c, a = r["current"], r["against"]
-    return (f"{r['path']}: {c['flow_dispatches']} dispatches, {a['flow_dispatches']} with {a['label']} "
-            f"({r['delta']:+d}): {len(r['new'])} new, {len(r['gone'])} gone  "
-            f"[profile {c['profile']}, iree-compile {c['compiler_version']}]")
+def _changes(r: Comparison):
+    """(kind, change) of the dispatches only one side has: the new ones, then the gone ones."""
+    for kind, changes in (("new", r.new), ("gone", r.gone)):
+        for e in changes or []:
+            yield kind, e
 
 
-def text_lines(r: dict, full: bool = False) -> list[str]:
+def summary(r: Comparison) -> str:
+    c, a = r.current, r.against
+    return (f"{r.path}: {c.flow_dispatches} dispatches, {a.flow_dispatches} with {a.label} "
+            f"({r.delta:+d}): {len(r.new or [])} new, {len(r.gone or [])} gone  "
+            f"[profile {c.profile}, iree-compile {c.compiler_version}]")
+
+
+def text_lines(r: Comparison, full: bool = False) -> list[str]:
     out = [summary(r)]
-    for kind in ("new", "gone"):
-        for e in r[kind]:
-            out.append(entry_line(e, kind, r["against"]["label"]))
-            shown = e["sources"] if full else e["sources"][:CONCISE_SOURCES]
-            out.extend(f"    {e['file']}:{s['line']}:{s['column']} {s['op']}" for s in shown)
-            if len(e["sources"]) > len(shown):
-                out.append(f"    ... {len(e['sources']) - len(shown)} more source ops (--output-format full)")
+    for kind, e in _changes(r):
+        out.append(entry_line(e, kind, r.against.label))
+        shown = e.sources if full else e.sources[:CONCISE_SOURCES]
+        out.extend(f"    {e.file}:{s.line}:{s.column} {s.op}" for s in shown)
+        if len(e.sources) > len(shown):
+            out.append(f"    ... {len(e.sources) - len(shown)} more source ops (--output-format full)")
     return out
 
 
-def github_lines(r: dict) -> list[str]:
+def github_lines(r: Comparison) -> list[str]:
     """GitHub annotations at the source lines of the file in the checkout; dispatches only a
     revision or a baseline has are reported without a place."""
-    out = [f"::notice title=mlir-lsp dispatch diff::{_gh_escape(summary(r))}"]
-    for kind in ("new", "gone"):
-        for e in r[kind]:
-            msg = _gh_escape(entry_text(e, kind, r['against']['label']))
-            loc = e["location"]
-            if loc and e["file"] == r["path"]:
-                props = (f"file={_gh_escape(e['file'], True)},line={loc['line']},col={loc['column']},"
-                         f"title={_gh_escape('mlir-lsp ' + e['name'], True)}")
-                out.append(f"::{'warning' if kind == 'new' else 'notice'} {props}::{msg}")
-            else:
-                out.append(f"::notice title={_gh_escape('mlir-lsp ' + e['name'], True)}::{msg}")
+    out = [f"::notice title=mlir-lsp dispatch diff::{gh_escape(summary(r))}"]
+    for kind, e in _changes(r):
+        msg = gh_escape(entry_text(e, kind, r.against.label))
+        loc = e.location
+        if loc and e.file == r.path:
+            props = (f"file={gh_escape(e.file, True)},line={loc.line},col={loc.column},"
+                     f"title={gh_escape('mlir-lsp ' + e.name, True)}")
+            out.append(f"::{'warning' if kind == 'new' else 'notice'} {props}::{msg}")
+        else:
+            out.append(f"::notice title={gh_escape('mlir-lsp ' + e.name, True)}::{msg}")
     return out

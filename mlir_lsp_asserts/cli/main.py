@@ -295,7 +295,8 @@ def _check_once(args, opts: JobOptions, measurer=None) -> int:
     fixed = sum(oc.fixed_count for oc in outcomes)
     if not args.quiet and fmt in ("concise", "full") and not args.diff:
         secs = time.monotonic() - t0
-        summary = f"Found {n} finding{'s' if n != 1 else ''} in {len(reports)} file{'s' if len(reports) != 1 else ''} ({secs:.2f} s)"
+        files = len(reports)
+        summary = f"Found {n} finding{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} ({secs:.2f} s)"
         if fixed:
             summary += f"; fixed {fixed}"
         print(summary, file=sys.stderr)

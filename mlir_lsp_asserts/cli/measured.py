@@ -12,11 +12,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from ..bytecode import weights_left_out
 from ..dispatch.compiler import CompilerError, find_compiler
-from ..dispatch.count import DispatchCounter, preview
+from ..dispatch.count import DispatchCounter
 from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
-from .dispatch import _Spinner, user_profiles
+from ..dispatch.preview import preview
+from ..source import SourceError, read_source
+from .dispatch import Spinner, user_profiles
 
 
 def add_arguments(group) -> None:
@@ -44,10 +47,13 @@ class Measurer:
             if oc.error or not any(f.code in MEASURED_CODES for f in oc.findings):
                 continue
             try:
-                with _Spinner(oc.path, sys.stderr.isatty() and not quiet):
-                    pv = preview(self.counter, oc.path, oc.text, self.profile, self.flags, what_if=self.mode,
+                text = oc.text
+                if oc.path != "-" and ((oc.text_file is None and weights_left_out(text)) or oc.resources):
+                    text = read_source(oc.path, weights=True).text  # the compiler needs them; same lines
+                with Spinner(oc.path, sys.stderr.isatty() and not quiet):
+                    pv = preview(self.counter, oc.path, text, self.profile, self.flags, what_if=self.mode,
                                  attribution=True, input_path=oc.text_file)
-            except (CompilerError, OSError) as e:
+            except (CompilerError, OSError, SourceError) as e:
                 warnings.append(f"{oc.path}: not measured: {e}")
                 continue
             m = Measurement.of(pv, self.extra_flags)

@@ -109,7 +109,7 @@ def render_json_lines(reports: list[FileReport]) -> str:
     return "".join(json.dumps(finding_json(r.path, f, r.lines)) + "\n" for r in reports for f in r.findings)
 
 
-def _gh_escape(s: str, prop: bool = False) -> str:
+def gh_escape(s: str, prop: bool = False) -> str:
     s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         s = s.replace(":", "%3A").replace(",", "%2C")
@@ -122,9 +122,9 @@ def render_github(reports: list[FileReport]) -> str:
     for r in reports:
         for f in r.findings:
             line, col, eline, ecol = _loc(f)
-            props = (f"file={_gh_escape(r.path, True)},line={line},col={col},endLine={eline},endColumn={ecol},"
-                     f"title={_gh_escape(f.code + ' ' + f.name, True)}")
-            out.append(f"::{level[f.severity.value]} {props}::{_gh_escape(f.code + ' ' + f.full_message)}")
+            props = (f"file={gh_escape(r.path, True)},line={line},col={col},endLine={eline},endColumn={ecol},"
+                     f"title={gh_escape(f.code + ' ' + f.name, True)}")
+            out.append(f"::{level[f.severity.value]} {props}::{gh_escape(f.code + ' ' + f.full_message)}")
     return "\n".join(out) + ("\n" if out else "")
 
 

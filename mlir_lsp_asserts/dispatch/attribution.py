@@ -17,9 +17,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..syntax.tokens import STRING_BODY
+from .results import Attribution, Dispatch, SourceOp
 
 # `"file":line:col` inside a loc(...), not the caller part of a callsite (`at "file":l:c`).
-_LOC = re.compile(r'(?<!at )"((?:[^"\\\n]|\\.)*)":(\d+):(\d+)')
+_LOC = re.compile(rf'(?<!at )"({STRING_BODY})":(\d+):(\d+)')
 _OP_AT = re.compile(r'"?([a-z_][\w$]*(?:\.[\w$]+)+|[a-z_][\w$]*)')
 _CONTAINERS = frozenset({"func.func", "util.func", "util.initializer", "module", "builtin.module", "func"})
 MAX_FUZZY = 4000  # dispatches left after exact matching beyond which the overlap pass is skipped
@@ -49,7 +54,33 @@ def _op_end(text: str, pos: int) -> int:
     return len(text)
 
 
-def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> list[dict]:
+@dataclass(slots=True)
+class Site:
+    """A dispatch as the compiler's output places it: name, function, its root op's (line, col)
+    and the sorted (line, col)s of its ops, in the compiled text (see `describe`)."""
+
+    name: str
+    function: str
+    location: tuple[int, int] | None
+    sources: list[tuple[int, int]]
+
+    def as_json(self) -> dict:  # the form the count cache stores
+        return {"name": self.name, "function": self.function,
+                "location": list(self.location) if self.location else None, "sources": self.sources}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Site:
+        loc = d["location"]
+        return cls(d["name"], d["function"], (loc[0], loc[1]) if loc else None,
+                   [(ln, col) for ln, col in d["sources"]])
+
+    def moved(self, line_map: Callable[[int], int]) -> Site:
+        """The site with its lines mapped (e.g. from a fixed text into the original's)."""
+        loc = (line_map(self.location[0]), self.location[1]) if self.location else None
+        return Site(self.name, self.function, loc, sorted({(line_map(ln), col) for ln, col in self.sources}))
+
+
+def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> list[Site]:
     """For each workgroups op (function key, offset) of the output: its name, function, own
     location (the dispatch's root op) and the sorted source (line, col)s of its ops in `files`."""
     out = []
@@ -69,8 +100,7 @@ def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> li
         m = _LOC.search(last)
         if m and m.group(1) in files:
             own = (int(m.group(2)), int(m.group(3)))
-        out.append({"name": dispatch_name(key, ordinal[key]), "function": key,
-                    "location": list(own) if own else None, "sources": sorted(locs)})
+        out.append(Site(dispatch_name(key, ordinal[key]), key, own, sorted(locs)))
         ordinal[key] += 1
     return out
 
@@ -106,18 +136,16 @@ class LineMap:
         return o_start + old_nl + (fixed_line - f_start - new_nl)
 
 
-def describe(dispatches: list[dict], source: str | list[str], remap=None, memo: dict | None = None) -> list[dict]:
-    """The JSON form: each source location with the op written there in `source` (its text, or
+def describe(sites: Iterable[Site], source: str | list[str], memo: dict | None = None) -> list[Dispatch]:
+    """The dispatches with each source location's op as written there in `source` (its text, or
     its lines; `memo` caches the op names read, across calls on the same source)."""
     lines = source.split("\n") if isinstance(source, str) else source
     memo = {} if memo is None else memo
     out = []
-    for d in dispatches:
-        srcs = []
+    for d in sites:
+        srcs: list[SourceOp] = []
         seen = set()
-        for line, col in d["sources"]:
-            if remap is not None:
-                line = remap(line)
+        for line, col in d.sources:
             if (line, col) in seen or not 0 < line <= len(lines):
                 continue
             seen.add((line, col))
@@ -127,24 +155,27 @@ def describe(dispatches: list[dict], source: str | list[str], remap=None, memo: 
                 op = memo[(line, col)] = m.group(1) if m else "?"
             if op in _CONTAINERS:
                 continue
-            srcs.append({"line": line, "column": col, "op": op})
-        srcs.sort(key=lambda s: (s["line"], s["column"]))
-        loc = d.get("location")
+            srcs.append(SourceOp(line, col, op))
+        srcs.sort(key=lambda s: (s.line, s.column))
         root = None
-        if loc:
-            line = remap(loc[0]) if remap is not None else loc[0]
-            root = next((s for s in srcs if s["line"] == line), {"line": line, "column": loc[1], "op": "?"})
-        out.append({"name": d["name"], "function": d["function"], "location": root, "sources": srcs})
+        if d.location:
+            line = d.location[0]
+            root = next((s for s in srcs if s.line == line), SourceOp(line, d.location[1], "?"))
+        out.append(Dispatch(d.name, d.function, root, srcs))
     return out
 
 
-def place(d: dict) -> str:
-    """Where a dispatch lives for matching: its function, or one place for all initializers
-    (hoisting renumbers them)."""
-    return "util.initializer" if d["function"].startswith("util.initializer") else d["function"]
+def attribution_of(dispatches: list[Dispatch]) -> Attribution:
+    return Attribution(dispatches, len({(s.line, s.column) for d in dispatches for s in d.sources}))
 
 
-def unmatched(a: list[dict], b: list[dict], sig_a, sig_b) -> tuple[list[int], list[int]]:
+def place(d) -> str:
+    """Where a dispatch (or a `Change`) lives for matching: its function, or one place for all
+    initializers (hoisting renumbers them)."""
+    return "util.initializer" if d.function.startswith("util.initializer") else d.function
+
+
+def unmatched(a: list[Dispatch], b: list[Dispatch], sig_a, sig_b) -> tuple[list[int], list[int]]:
     """Indices of the dispatches of `a` and of `b` with no counterpart on the other side.
     `sig_a(d)`/`sig_b(d)`: a dispatch's source lines, in one numbering for both sides. Exact
     signatures first, then the largest overlap within the same place."""
@@ -179,21 +210,22 @@ def unmatched(a: list[dict], b: list[dict], sig_a, sig_b) -> tuple[list[int], li
     return left_a, left_b
 
 
-def only_because_of_asserts(base: list[dict], fixed: list[dict], removed: set[int] = frozenset()) -> list[dict]:
-    """The dispatches of `base` with no counterpart in `fixed` (both in the `describe` form, in
-    the same source's lines); lines the fix deleted do not count."""
-    def sig(d):
-        return frozenset(s["line"] for s in d["sources"] if s["line"] not in removed)
+def only_because_of_asserts(base: list[Dispatch], fixed: list[Dispatch],
+                            removed: set[int] | frozenset[int] = frozenset()) -> list[Dispatch]:
+    """The dispatches of `base` with no counterpart in `fixed` (both in the same source's
+    lines); lines the fix deleted do not count."""
+    def sig(d: Dispatch) -> frozenset[int]:
+        return frozenset(s.line for s in d.sources if s.line not in removed)
 
     left, _ = unmatched(base, fixed, sig, sig)
     return [base[i] for i in left]
 
 
-def by_source_line(attribution: dict | None) -> dict[int, list[str]]:
+def by_source_line(attribution: Attribution | None) -> dict[int, list[str]]:
     """Source line -> names of the dispatches its op ends up in."""
     out: dict[int, list[str]] = defaultdict(list)
-    for d in (attribution or {}).get("dispatches", []):
-        for s in d["sources"]:
-            if d["name"] not in out[s["line"]]:
-                out[s["line"]].append(d["name"])
+    for d in attribution.dispatches if attribution else []:
+        for s in d.sources:
+            if d.name not in out[s.line]:
+                out[s.line].append(d.name)
     return dict(out)

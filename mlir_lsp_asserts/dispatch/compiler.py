@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,8 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from .cache import cache_root, read_json, write_json
 
 
 class CompilerError(Exception):
@@ -87,7 +88,7 @@ def compiler_version(path: str) -> str:
     """The version `--version` reports, cached per binary in memory and on disk (a `--version`
     run costs ~0.2 s, a fixed cost of every CLI preview otherwise)."""
     cache = _binary_cache_file(path, "version")
-    cached = _read_cache(cache)
+    cached = read_json(cache)
     if isinstance(cached, str):
         return cached
     try:
@@ -97,29 +98,8 @@ def compiler_version(path: str) -> str:
     m = re.search(r"compiler version (\S+)", out.stdout)
     if out.returncode != 0 or m is None:
         raise CompilerError(f"{path} --version did not report a version (exit {out.returncode})")
-    _write_cache(cache, m.group(1))
+    write_json(cache, m.group(1))
     return m.group(1)
-
-
-def _read_cache(cache: Path | None):
-    if cache is None:
-        return None
-    try:
-        return json.loads(cache.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_cache(cache: Path | None, data) -> None:
-    if cache is None:
-        return
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, cache)
-    except OSError:
-        pass
 
 
 @functools.lru_cache(maxsize=16)
@@ -127,7 +107,7 @@ def known_flags(path: str) -> frozenset[str]:
     """Every flag name (without `--`) of `--help-list-hidden`, cached per compiler binary
     (in memory, and on disk keyed by the binary's path, size and mtime)."""
     cache = _binary_cache_file(path, "flags")
-    cached = _read_cache(cache)
+    cached = read_json(cache)
     if isinstance(cached, list):
         return frozenset(cached)
     try:
@@ -136,7 +116,7 @@ def known_flags(path: str) -> frozenset[str]:
         raise CompilerError(f"{path} --help-list-hidden failed: {e}") from None
     flags = frozenset(re.findall(r"^\s+--([\w.\-]+)", out.stdout, re.M))
     if out.returncode == 0 and flags:
-        _write_cache(cache, sorted(flags))
+        write_json(cache, sorted(flags))
     return flags
 
 
@@ -147,12 +127,6 @@ def _binary_cache_file(path: str, kind: str) -> Path | None:
         return None
     key = hashlib.sha256(f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
     return cache_root() / "compilers" / f"{kind}-{key}.json"
-
-
-def cache_root() -> Path:
-    """mlir-lsp's cache folder ($XDG_CACHE_HOME/mlir-lsp, else ~/.cache/mlir-lsp)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mlir-lsp"
 
 
 class Run:
@@ -229,11 +203,11 @@ class Run:
             if -code in (signal.SIGKILL, signal.SIGTERM):
                 raise CompilerError(f"iree-compile was killed ({name}) by something outside mlir-lsp "
                                     "(out of memory?); no count")
-            raise CompilerError(f"iree-compile crashed ({name})" + (f": {_first_error(err)}" if err.strip() else ""))
+            raise CompilerError(f"iree-compile crashed ({name})" + (f": {first_error(err)}" if err.strip() else ""))
         return code, err
 
 
-def _first_error(err: str) -> str:
+def first_error(err: str) -> str:
     for line in err.splitlines():
         if "error:" in line:
             return line.strip()[:500]

@@ -8,7 +8,6 @@ Stream level, on request: `dispatch-count` of `--iree-scheduling-dump-statistics
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -16,25 +15,16 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules.mla004_torch_op_lowers_to_assert import trace_asserts
 from ..syntax.parsed_text import parse
-from .attribution import LineMap, describe, dispatch_sites, only_because_of_asserts
-from .compiler import (
-    Compiler,
-    CompilerError,
-    Run,
-    _first_error,
-    cache_root,
-    known_flags,
-    parse_diagnostics,
-)
+from ..syntax.tokens import SYMBOL
+from .attribution import Site, dispatch_sites
+from .cache import CountCache
+from .compiler import Compiler, CompilerError, Run, first_error, known_flags, parse_diagnostics
 from .flags import FlagReport, target_of, translate
-
-SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")')
 
 
 @dataclass
@@ -43,28 +33,23 @@ class Counts:
     per_function: dict[str, int]
     stream_dispatches: int | None = None
     seconds: float = 0.0
-    dispatches: list[dict] | None = None  # with attribution: see attribution.dispatch_sites
+    dispatches: list[Site] | None = None  # with attribution: see attribution.dispatch_sites
     ir: str | None = None  # the dispatch-creation output in the cache, when kept
     untargeted: list[str] = field(default_factory=list)  # see untargeted_executables
 
+    def as_cached(self) -> dict:
+        """The form the cache stores (all but the seconds)."""
+        return {"flow_dispatches": self.flow_dispatches, "per_function": self.per_function,
+                "stream_dispatches": self.stream_dispatches,
+                "dispatches": None if self.dispatches is None else [d.as_json() for d in self.dispatches],
+                "ir": self.ir, "untargeted": self.untargeted}
 
-@dataclass
-class Preview:
-    path: str
-    profile: str
-    compiler_version: str
-    flow_dispatches: int
-    stream_dispatches: int | None
-    per_function: dict[str, int]
-    what_if: dict | None
-    seconds: float
-    assert_sources: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    attribution: dict | None = None  # {"dispatches": [{name, function, location, sources}], "source_ops"}
-
-    def as_json(self) -> dict:
-        return asdict(self)
+    @classmethod
+    def from_cached(cls, hit: dict) -> Counts:
+        sites = hit.get("dispatches")
+        return cls(hit["flow_dispatches"], hit["per_function"], hit.get("stream_dispatches"), 0.0,
+                   None if sites is None else [Site.from_json(d) for d in sites], hit.get("ir"),
+                   hit.get("untargeted") or [])
 
 
 OP_NAME_BEFORE = re.compile(r"(?:=|^)[ \t]*\Z", re.M)
@@ -126,63 +111,31 @@ def is_torch_input(text: str) -> bool:
     return ("torch.aten." in text or "!torch.vtensor" in text) and "cf.assert" not in text
 
 
-def _cache_dir() -> Path:
-    return cache_root() / "dispatch"
-
-
 class DispatchCounter:
     """Counts for texts, cached by (compiler version, flags, content hash) in memory and on disk."""
 
-    def __init__(self, compiler: Compiler, timeout: float = 600.0, disk_cache: bool = True):
+    def __init__(self, compiler: Compiler, timeout: float = 600.0, disk_cache: bool = True,
+                 cache: CountCache | None = None):
         self.compiler = compiler
         self.timeout = timeout
-        self.disk_cache = disk_cache
-        self._memory: dict[str, dict] = {}
-        self._last_ir: dict[str, str] = {}  # without a disk cache: the last outputs, by key
+        self.cache = cache if cache is not None else CountCache(disk_cache)
         self.runs: list[Run] = []
+        self.cancelled = False  # set by cancel_all: new runs are refused until `resume`
+
+    @property
+    def disk_cache(self) -> bool:
+        return self.cache.disk
 
     def sibling(self) -> DispatchCounter:
         """A counter with the same compiler and cache but its own runs (cancelled on their own)."""
-        other = DispatchCounter(self.compiler, self.timeout, self.disk_cache)
-        other._memory = self._memory
-        other._last_ir = self._last_ir
-        return other
+        return DispatchCounter(self.compiler, self.timeout, cache=self.cache)
 
     def prepare_flags(self, flags: list[str]) -> FlagReport:
         return translate(flags, known_flags(self.compiler.path))
 
-    def _key(self, kind: str, flags: list[str], text: str) -> str:
-        h = hashlib.sha256()
-        for part in (kind, self.compiler.version, self.compiler.path, "\0".join(flags)):
-            h.update(part.encode() + b"\0")
-        h.update(text.encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
-
-    def _cached(self, key: str) -> dict | None:
-        if key in self._memory:
-            return self._memory[key]
-        if self.disk_cache:
-            p = _cache_dir() / f"{key}.json"
-            try:
-                data = json.loads(p.read_text())
-            except (OSError, ValueError):
-                return None
-            self._memory[key] = data
-            return data
-        return None
-
-    def _store(self, key: str, data: dict) -> None:
-        self._memory[key] = data
-        if self.disk_cache:
-            d = _cache_dir()
-            try:
-                d.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-                with os.fdopen(fd, "w") as f:
-                    json.dump(data, f)
-                os.replace(tmp, d / f"{key}.json")
-            except OSError:
-                pass
+    def key(self, kind: str, flags: list[str], text: str) -> str:
+        """The cache key of `kind` of answer for `text` with this compiler and `flags`."""
+        return self.cache.key(kind, self.compiler, flags, text)
 
     def cancel_all(self) -> None:
         """Kill every run of this counter, and refuse new ones (a what-if still preparing its
@@ -191,10 +144,14 @@ class DispatchCounter:
         for r in list(self.runs):
             r.cancel()
 
+    def resume(self) -> None:
+        """After a `cancel_all`, once its runs are done: the counter serves the next file again."""
+        self.cancelled = False
+
     def _run(self, argv: list[str], files: dict | None = None) -> str:
         run = Run(argv, self.timeout)
         self.runs.append(run)
-        if getattr(self, "cancelled", False):
+        if self.cancelled:
             run.cancel()  # after the append: a cancel racing with us cannot miss this run
         try:
             code, err = run.run()
@@ -204,29 +161,30 @@ class DispatchCounter:
             diags = parse_diagnostics(err, files or {})
             first = next((d for d in diags if d["severity"] == "error"), None)
             where = f" at line {first['line']}" if first and first["line"] else ""
-            msg = first["message"] if first else _first_error(err) or "no message"
+            msg = first["message"] if first else first_error(err) or "no message"
             raise CompilerError(f"iree-compile failed (exit {code}){where}: {msg}", diags)
         return err
 
     def _lookup(self, kind: str, flags: list[str], text: str, attribution: bool) -> tuple[str, dict | None]:
         """(key to store under, cached data): a compile with debug info serves plain requests too."""
-        key_attr = self._key(kind + ":attr", flags, text)
+        key_attr = self.key(kind + ":attr", flags, text)
         if attribution:
-            return key_attr, self._cached(key_attr)
-        key = self._key(kind, flags, text)
-        hit = self._cached(key)
-        return key, hit if hit is not None else self._cached(key_attr)
+            return key_attr, self.cache.get(key_attr)
+        key = self.key(kind, flags, text)
+        hit = self.cache.get(key)
+        return key, hit if hit is not None else self.cache.get(key_attr)
 
     def count(self, text: str, flags: list[str], *, stream: bool = False, compile_from: str | None = None,
               attribution: bool = False, input_path: str | None = None, files: tuple[str, ...] = (),
-              line_map=None, need_ir: bool = False) -> Counts:
+              line_map: Callable[[int], int] | None = None, need_ir: bool = False) -> Counts:
         """Counts of `text`. `input_path`: a file holding exactly `text` (compiled in place, no copy);
         `attribution`: compile with debug info and keep each dispatch's source locations (in `text`
         and `files`); `line_map`: turns lines of `text` into the user's (for compiler errors)."""
         kind = f"count:{compile_from or ''}:{int(stream)}"
         key, hit = self._lookup(kind, flags, text, attribution)
-        if hit is not None and (not need_ir or key in self._last_ir or hit.get("ir") and os.path.exists(hit["ir"])):
-            return Counts(**{**hit, "seconds": 0.0})
+        has_ir = key in self.cache.last_ir or hit is not None and hit.get("ir") and os.path.exists(hit["ir"])
+        if hit is not None and (not need_ir or has_ir):
+            return Counts.from_cached(hit)
         t0 = time.monotonic()
         with _workdir(text, input_path) as (tmp, src):
             pre = [f"--compile-from={compile_from}"] if compile_from else []
@@ -257,12 +215,10 @@ class DispatchCounter:
                            f"--iree-scheduling-dump-statistics-file={stats}"], known)
                 stream_count = _stream_dispatches(stats)
         if final is None:
-            self._last_ir[key] = ir
-            while len(self._last_ir) > 2:
-                self._last_ir.pop(next(iter(self._last_ir)))
-        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites, str(final) if final is not None else None,
-                        untargeted_executables(ir))
-        self._store(key, {k: v for k, v in asdict(counts).items() if k != "seconds"})
+            self.cache.keep_ir(key, ir)
+        counts = Counts(len(ops), per, stream_count, time.monotonic() - t0, sites,
+                        str(final) if final is not None else None, untargeted_executables(ir))
+        self.cache.put(key, counts.as_cached())
         if final is not None:
             _prune(final.parent, IR_FILES_KEPT)
         return counts
@@ -271,7 +227,7 @@ class DispatchCounter:
         """Where the compiler writes its output: into the cache (kept for `dispatch_ir`) when
         there is a disk cache, else the private folder."""
         if self.disk_cache:
-            d = _cache_dir() / "ir"
+            d = self.cache.folder / "ir"
             try:
                 d.mkdir(parents=True, exist_ok=True)
                 return str(d / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"), d / f"{key}.mlir"
@@ -290,11 +246,11 @@ class DispatchCounter:
             with open(c.ir, encoding="utf-8", errors="replace") as f:
                 return f.read(), c.ir
         key, _hit = self._lookup("count::0", flags, text, attribution)
-        return self._last_ir.get(key, ""), None
+        return self.cache.last_ir.get(key, ""), None
 
     def lower_to_input(self, text: str, flags: list[str], input_path: str | None = None) -> str:
-        key = self._key("lower-input", flags, text)
-        hit = self._cached(key)
+        key = self.key("lower-input", flags, text)
+        hit = self.cache.get(key)
         if hit is not None:
             return hit["text"]
         with _workdir(text, input_path) as (tmp, src):
@@ -303,11 +259,11 @@ class DispatchCounter:
                       {src: None})
             with open(out, encoding="utf-8", errors="replace") as f:
                 lowered = f.read()
-        self._store(key, {"text": lowered, "input": src})
+        self.cache.put(key, {"text": lowered, "input": src})
         return lowered
 
     def lowered_input_name(self, text: str, flags: list[str]) -> str | None:
-        hit = self._cached(self._key("lower-input", flags, text))
+        hit = self.cache.get(self.key("lower-input", flags, text))
         return hit.get("input") if hit else None
 
 
@@ -349,112 +305,3 @@ def _stream_dispatches(path: str) -> int | None:
         return None
     agg = data.get("stream-aggregate", data) if isinstance(data, dict) else {}
     return agg.get("execution", {}).get("dispatch-count")
-
-
-def fixed_text(text: str, mode: str) -> tuple[str, int, list]:
-    """The text with all safe fixes applied, how many asserts they fix, and their edits."""
-    from ..check import check_text
-    from ..fixes import fix_text
-
-    result = check_text(text)
-    fo = fix_text(result, mode, unsafe=False)
-    return fo.text, fo.fixed, fo.edits
-
-
-def preview(counter: DispatchCounter, path: str, text: str, profile: str, flags: list[str], *,
-            what_if: str | None = None, stream: bool = False, parallel: bool = True,
-            attribution: bool = False, input_path: str | None = None) -> Preview:
-    """The counts for `text`, and with `what_if` ("strip"/"assume") the count with fixes applied.
-    `attribution`: also which source ops end up in which dispatch, and (with `what_if`) which
-    dispatches exist only because of asserts. `input_path`: a file that holds exactly `text`."""
-    t0 = time.monotonic()
-    rep = counter.prepare_flags(flags)
-    fl = rep.flags
-    notes = list(rep.notes)
-    is_torch = is_torch_input(text)
-
-    def base():
-        return counter.count(text, fl, stream=stream, attribution=attribution, input_path=input_path)
-
-    sources: list[dict] = []
-    removed: set[int] = set()
-
-    def alt():
-        if is_torch:
-            lowered = counter.lower_to_input(text, fl, input_path=input_path)
-            name = counter.lowered_input_name(text, fl)
-            sources.extend(trace_asserts(lowered, text, name))
-            fixed, n, _edits = fixed_text(lowered, what_if)
-            notes.append(f"torch input: lowered with --compile-to=input, {n} asserts fixed, compiled from there")
-            return counter.count(fixed, fl, stream=stream, compile_from="input", attribution=attribution,
-                                 files=(name,) if name else ()), n
-        fixed, n, edits = fixed_text(text, what_if)
-        line_map = LineMap(text, edits)
-        removed.update(line_map.removed)
-        c = counter.count(fixed, fl, stream=stream, attribution=attribution, line_map=line_map)
-        if c.dispatches:  # into the lines of `text`
-            c.dispatches = [{**d, "location": [line_map(d["location"][0]), d["location"][1]] if d["location"] else None,
-                             "sources": sorted({(line_map(ln), col) for ln, col in d["sources"]})}
-                            for d in c.dispatches]
-        return c, n
-
-    def alt_cached():
-        """The what-if by the unfixed text: a hit skips the check, the fixes and the lowering."""
-        key = counter._key(f"what-if:{what_if}:{int(stream)}:{int(attribution)}", fl, text)
-        hit = counter._cached(key)
-        if hit is not None:
-            sources.extend(hit["sources"])
-            removed.update(hit["removed"])
-            notes.extend(hit["notes"])
-            return Counts(**{**hit["counts"], "seconds": 0.0}), hit["n"]
-        before = len(notes)
-        c, n = alt()
-        counter._store(key, {"counts": {k: v for k, v in asdict(c).items() if k != "seconds"}, "n": n,
-                             "sources": sources, "removed": sorted(removed), "notes": notes[before:]})
-        return c, n
-
-    def alt_labelled():
-        try:
-            return alt_cached()
-        except CompilerError as e:
-            if str(e) == "cancelled":
-                raise
-            done = "stripped" if what_if == "strip" else "rewritten to util.assume.int"
-            raise CompilerError(f"what-if compile (asserts {done}): {e}", e.diagnostics) from None
-
-    attr = None
-    if what_if:
-        workers = 2 if parallel and (os.cpu_count() or 1) > 1 else 1
-        own_cancel = False
-        try:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                fb, fa = pool.submit(base), pool.submit(alt_labelled)
-                try:
-                    b = fb.result()
-                    a, n = fa.result()
-                except BaseException:
-                    own_cancel = not getattr(counter, "cancelled", False)
-                    counter.cancel_all()  # the other side too, also a compile it has yet to start
-                    raise
-        finally:
-            if own_cancel:  # both sides are done now: the counter serves the next file again
-                counter.cancelled = False
-        wi = {"mode": what_if, "flow_dispatches": a.flow_dispatches, "stream_dispatches": a.stream_dispatches,
-              "per_function": a.per_function, "asserts_fixed": n,
-              "saved": b.flow_dispatches - a.flow_dispatches, "only_because_of_asserts": None}
-    else:
-        b, wi = base(), None
-    if attribution and b.dispatches is not None:
-        lines, memo = text.split("\n"), {}
-        described = describe(b.dispatches, lines, memo=memo)
-        attr = {"dispatches": described,
-                "source_ops": len({(s["line"], s["column"]) for d in described for s in d["sources"]})}
-        if wi is not None and a.dispatches is not None:
-            fixed_described = describe(a.dispatches, lines, memo=memo)
-            wi["only_because_of_asserts"] = only_because_of_asserts(described, fixed_described, removed)
-    warnings = list(rep.warnings)
-    if b.untargeted:
-        warnings.append(untargeted_warning(counter.compiler.version, fl, b.untargeted))
-    return Preview(path, profile, counter.compiler.version, b.flow_dispatches, b.stream_dispatches, b.per_function,
-                   wi, round(time.monotonic() - t0, 3), assert_sources=sources, notes=notes,
-                   warnings=warnings, attribution=attr)

@@ -19,35 +19,37 @@ from __future__ import annotations
 import bisect
 import difflib
 import os
-import zlib
 from array import array
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..check import check_text
-from .attribution import describe, dispatch_name, place, unmatched
-from .budget import Baseline
+from .attribution import describe, place, unmatched
+from .baselines import Baseline, expand
 from .count import DispatchCounter, untargeted_warning
+from .preview import Preview
+from .results import BaselineComparison, Change, Dispatch, changes_json
 
 
 @dataclass
 class Side:
     """One compile of the file: what it is (`label`), where its lines come from (`path`), and
-    its dispatches in the `describe` form, in the lines of `lines` (None for a baseline, whose
-    lines were already resolved against the current text)."""
+    its dispatches, in the lines of `lines` (None for a baseline, whose lines were already
+    resolved against the current text)."""
 
     label: str
     path: str
     flow_dispatches: int
     per_function: dict[str, int]
-    dispatches: list[dict]
+    dispatches: list[Dispatch]
     lines: list[str] | None = None
     compiler_version: str | None = None
     profile: str | None = None
     flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # what the flags' translation and the count said
-    _asserts: tuple[dict, dict] | None = field(default=None, repr=False)
+    _asserts: tuple[dict[int, str], dict[int, list[int]]] | None = field(default=None, repr=False)
 
     def asserts(self) -> tuple[dict[int, str], dict[int, list[int]]]:
         """(line of a flagged assert -> rule code, linalg op line -> the lines of the asserts in
@@ -197,41 +199,63 @@ def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out[::-1]
 
 
-def _entry(side: Side, d: dict, to_other, other_at: dict[int, list[dict]], kind: str) -> dict:
-    causes = []
+def _entry(side: Side, d: Dispatch, to_other: Callable[[int], int | None], other_at: dict[int, list[Dispatch]],
+           kind: str) -> Change:
+    causes: list[dict] = []
     flagged, rooted = side.asserts()
-    lines = sorted({s["line"] for s in d["sources"] if s["line"] in flagged})
-    root = d.get("location")
-    if not lines and root and root["line"] in rooted:
-        lines = rooted[root["line"]]
+    lines = sorted({s.line for s in d.sources if s.line in flagged})
+    root = d.location
+    if not lines and root and root.line in rooted:
+        lines = rooted[root.line]
     if lines:
         codes = sorted({flagged[ln] for ln in lines})
         causes.append({"kind": "assert", "codes": codes, "lines": lines})
     if place(d) == "util.initializer":
         causes.append({"kind": "hoisted-initializer"})
     if root:
-        there = to_other(root["line"])
+        there = to_other(root.line)
         for e in other_at.get(there, []) if there is not None else []:
-            e_root = e.get("location")
-            if e_root is None or e_root["line"] != there:
-                causes.append({"kind": "split", "from": e["name"]} if kind == "new"
-                              else {"kind": "merged", "into": e["name"]})
+            if e.location is None or e.location.line != there:
+                causes.append({"kind": "split", "from": e.name} if kind == "new"
+                              else {"kind": "merged", "into": e.name})
                 break
-    return {"name": d["name"], "function": d["function"], "file": side.path, "location": root,
-            "sources": d["sources"], "causes": causes}
+    return Change(d.name, d.function, side.path, root, d.sources, causes)
 
 
-def _by_line(dispatches: list[dict]) -> dict[int, list[dict]]:
-    out: dict[int, list[dict]] = defaultdict(list)
+def _by_line(dispatches: list[Dispatch]) -> dict[int, list[Dispatch]]:
+    out: dict[int, list[Dispatch]] = defaultdict(list)
     for d in dispatches:
-        for s in d["sources"]:
-            out[s["line"]].append(d)
+        for s in d.sources:
+            out[s.line].append(d)
     return out
 
 
-def diff(current: Side, against: Side) -> dict:
-    """The JSON form: both sides' counts, then the dispatches only the current side has (`new`)
-    and only the other has (`gone`), each with its source ops and causes."""
+@dataclass
+class Comparison:
+    """Both sides' counts, then the dispatches only the current side has (`new`) and only the
+    other has (`gone`); both None when the other side is a count without attribution."""
+
+    current: Side
+    against: Side
+    new: list[Change] | None
+    gone: list[Change] | None
+
+    @property
+    def path(self) -> str:
+        return self.current.path
+
+    @property
+    def delta(self) -> int:
+        return self.current.flow_dispatches - self.against.flow_dispatches
+
+    def as_json(self) -> dict:
+        return {"path": self.path, "current": self.current.as_json(), "against": self.against.as_json(),
+                "delta": self.delta, "new": changes_json(self.new), "gone": changes_json(self.gone)}
+
+
+def diff(current: Side, against: Side) -> Comparison:
+    """The dispatches only the current side has and only the other has, each with its source
+    ops and causes."""
     al = align(current.lines, against.lines) if current.lines is not None and against.lines is not None else None
 
     def to_current(line: int) -> int | None:
@@ -243,22 +267,17 @@ def diff(current: Side, against: Side) -> dict:
     def only_cur(line: int) -> bool:  # a line the other revision has not: it does not count
         return al is not None and al.other_of(line) is None
 
-    def sig_current(d):
-        return frozenset(s["line"] for s in d["sources"] if not only_cur(s["line"]))
+    def sig_current(d: Dispatch) -> frozenset[int]:
+        return frozenset(s.line for s in d.sources if not only_cur(s.line))
 
-    def sig_against(d):
-        return frozenset(x for x in (to_current(s["line"]) for s in d["sources"]) if x is not None)
+    def sig_against(d: Dispatch) -> frozenset[int]:
+        return frozenset(x for x in (to_current(s.line) for s in d.sources) if x is not None)
 
     left_c, left_a = unmatched(current.dispatches, against.dispatches, sig_current, sig_against)
     at_a, at_c = _by_line(against.dispatches), _by_line(current.dispatches)
     new = [_entry(current, current.dispatches[i], to_against, at_a, "new") for i in left_c]
     gone = [_entry(against, against.dispatches[i], to_current, at_c, "gone") for i in left_a]
-    return {**_counts(current, against), "new": new, "gone": gone}
-
-
-def _counts(current: Side, against: Side) -> dict:
-    return {"path": current.path, "current": current.as_json(), "against": against.as_json(),
-            "delta": current.flow_dispatches - against.flow_dispatches}
+    return Comparison(current, against, new, gone)
 
 
 def cause_text(c: dict) -> str:
@@ -272,129 +291,28 @@ def cause_text(c: dict) -> str:
     return f"merged into {c['into']} on the other side"
 
 
-def entry_line(e: dict, kind: str, other: str) -> str:
+def causes_text(e: Change) -> str:
+    return "; ".join(cause_text(c) for c in e.causes) or "no cause visible"
+
+
+def entry_line(e: Change, kind: str, other: str) -> str:
     """`FILE:LINE:COL: ` at the dispatch's root op (or `FILE: `), then its `entry_text`."""
-    loc = e["location"]
-    where = f"{e['file']}:{loc['line']}:{loc['column']}" if loc else e["file"]
+    loc = e.location
+    where = f"{e.file}:{loc.line}:{loc.column}" if loc else e.file
     return f"{where}: {entry_text(e, kind, other)}"
 
 
-def entry_text(e: dict, kind: str, other: str) -> str:
+def entry_text(e: Change, kind: str, other: str) -> str:
     """One line for a dispatch only one side has; `other`: the other side's label."""
-    root = e["location"]["op"] if e["location"] else "no root op in the file"
-    why = "; ".join(cause_text(c) for c in e["causes"]) or "no cause visible"
+    root = e.location.op if e.location else "no root op in the file"
+    why = causes_text(e)
     if kind == "new":
-        return f"new dispatch {e['name']} ({root}, in {e['function']}), not with {other}: {why}"
-    return f"dispatch {e['name']} ({root}, in {e['function']}) of {other} is gone here: {why}"
-
-
-# -- baselines that can explain: the attribution, compact -------------------------------------
-HASH_DIGITS = 6
-
-
-def line_hash(line: str) -> str:
-    """A short hash of a line's text (blanks around it ignored): finds a moved line again."""
-    return f"{zlib.crc32(line.strip().encode('utf-8', 'surrogatepass')):08x}"[:HASH_DIGITS]
-
-
-def _ranges(lines: list[int]) -> str:
-    out, i = [], 0
-    while i < len(lines):
-        j = i
-        while j + 1 < len(lines) and lines[j + 1] == lines[j] + 1:
-            j += 1
-        out.append(str(lines[i]) if i == j else f"{lines[i]}-{lines[j]}")
-        i = j + 1
-    return ",".join(out)
-
-
-def _unranges(text: str) -> list[int]:
-    out = []
-    for part in filter(None, text.split(",")):
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
-
-
-def compact(dispatches: list[dict], lines: list[str]) -> dict:
-    """The attribution as a baseline keeps it: per function, each dispatch in order as [root
-    line, source line ranges] (its name follows from the function and its place, as IREE names
-    it), and one short hash per line named, in line order, so that lines can be found again
-    after edits moved them."""
-    functions: dict[str, list] = {}
-    for d in dispatches:
-        root = d["location"]["line"] if d.get("location") else None
-        functions.setdefault(d["function"], []).append([root, _ranges(sorted({s["line"] for s in d["sources"]}))])
-    return {"functions": functions, "hashes": "".join(
-        line_hash(lines[ln - 1]) if 0 < ln <= len(lines) else "0" * HASH_DIGITS for ln in _named(functions))}
-
-
-def _named(functions: dict[str, list]) -> list[int]:
-    out = set()
-    for rows in functions.values():
-        for root, ranges in rows:
-            out.update(_unranges(ranges))
-            if root is not None:
-                out.add(int(root))
-    return sorted(out)
-
-
-def expand(stored: dict, lines: list[str]) -> list[dict] | None:
-    """A baseline's stored attribution as dispatches in the `describe` form, in the lines of
-    the current text: a line whose text moved is found again by its hash (where the lines
-    before it went, else the nearest line with the same text), a line whose text is gone is
-    dropped. None when the entry is unreadable."""
-    try:
-        functions = stored["functions"]
-        named = _named(functions)
-        hashes = stored["hashes"]
-        if len(hashes) != HASH_DIGITS * len(named):
-            return None
-        want = {ln: hashes[HASH_DIGITS * i:HASH_DIGITS * (i + 1)] for i, ln in enumerate(named)}
-        rows = [(dispatch_name(str(fn), k), str(fn), root, _unranges(ranges))
-                for fn, items in functions.items() for k, (root, ranges) in enumerate(items)]
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-    where: dict[int, int | None] = {}
-    by_hash: dict[str, list[int]] | None = None
-    shift = 0  # lines move together: try where the last line went first
-    for ln, h in want.items():
-        for guess in (ln + shift, ln):
-            if 0 < guess <= len(lines) and line_hash(lines[guess - 1]) == h:
-                where[ln] = guess
-                break
-        else:
-            if by_hash is None:
-                by_hash = defaultdict(list)
-                for i, text in enumerate(lines, 1):
-                    by_hash[line_hash(text)].append(i)
-            cands = by_hash.get(h, [])
-            where[ln] = min(cands, key=lambda c: abs(c - ln - shift)) if cands else None
-        if where[ln] is not None:
-            shift = where[ln] - ln
-    raw = []
-    for name, function, root, srcs in rows:
-        moved = sorted({(where[s], _col(lines, where[s])) for s in srcs if where.get(s) is not None})
-        r = where.get(root) if root is not None else None
-        raw.append({"name": name, "function": function, "location": [r, _col(lines, r)] if r else None,
-                    "sources": moved})
-    return describe(raw, lines)
-
-
-def baseline_key(baseline: Baseline, path: str, folders: list[str]) -> str | None:
-    """The key under which `baseline` holds the file at `path`: keys are paths as given to the
-    CLI, so relative ones are tried against each of `folders` (workspace roots, the baseline's
-    own folder)."""
-    target = os.path.realpath(path)
-    for key in baseline.counts:
-        cands = [key] if os.path.isabs(key) else [os.path.join(f, key) for f in folders]
-        if any(os.path.realpath(c) == target for c in cands):
-            return key
-    return None
+        return f"new dispatch {e.name} ({root}, in {e.function}), not with {other}: {why}"
+    return f"dispatch {e.name} ({root}, in {e.function}) of {other} is gone here: {why}"
 
 
 def against_baseline(current: Side, baseline: Baseline, key: str, label: str,
-                     explain: bool = True) -> tuple[dict, list[dict] | None] | None:
+                     explain: bool = True) -> tuple[Comparison, list[Dispatch] | None] | None:
     """(the diff of `current` against what `baseline` stores for `key` and the current profile,
     the baseline's dispatches in the current lines); None when the baseline has no count for
     them. With a count but no attribution (a version-1 baseline), or without `explain` (the
@@ -407,19 +325,22 @@ def against_baseline(current: Side, baseline: Baseline, key: str, label: str,
     before = expand(stored, current.lines or []) if stored is not None else None
     if before is None:  # the counts only: no dispatches to match, no causes to read
         side = Side(label, current.path, golden, {}, [], None, None, current.profile)
-        return {**_counts(current, side), "new": None, "gone": None}, None
+        return Comparison(current, side, None, None), None
     per: dict[str, int] = {}
     for d in before:
-        per[d["function"]] = per.get(d["function"], 0) + 1
+        per[d.function] = per.get(d.function, 0) + 1
     return diff(current, Side(label, current.path, golden, per, before, None, None, current.profile)), before
 
 
-def _col(lines: list[str], line: int | None) -> int:
-    """The column of the op on a line: after `%x = `, else the first non-blank character."""
-    if line is None or not 0 < line <= len(lines):
-        return 1
-    text = lines[line - 1]
-    eq = text.find(" = ")
-    if text.lstrip().startswith("%") and eq != -1:
-        return eq + 4
-    return len(text) - len(text.lstrip()) + 1
+def compare_with_baseline(pv: Preview, lines: list[str], baseline: Baseline, key: str,
+                          file: str) -> BaselineComparison:
+    """A preview of the text of `lines` against the baseline `file` holds for `key` (the same
+    comparison for the CLI's explanation of a count over its baseline and the editor's lenses).
+    Without attribution in the preview, the counts only."""
+    cur = Side("current", pv.path, pv.flow_dispatches, pv.per_function,
+               pv.attribution.dispatches if pv.attribution else [], lines, pv.compiler_version, pv.profile)
+    got = against_baseline(cur, baseline, key, "the baseline", explain=pv.attribution is not None)
+    if got is None:
+        return BaselineComparison(file, error=f"{os.path.basename(file)} has no count for profile {pv.profile!r}")
+    d, before = got
+    return BaselineComparison(file, key, d.against.flow_dispatches, d.delta, d.new, d.gone, before=before)

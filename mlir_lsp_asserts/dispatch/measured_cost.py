@@ -2,7 +2,7 @@
 
 Asserts in linalg regions cost dispatches on some models (SDXL's prompt encoder: 2) and nothing
 on others (BERT, GPT-2; any model at `--iree-opt-level=O3`, where IREE strips them itself). A
-preview with a what-if (`dispatch.count.preview(..., what_if=..., attribution=True)`) measured
+preview with a what-if (`dispatch.preview.preview(..., what_if=..., attribution=True)`) measured
 which: this module turns its answer into one short note per finding.
 
     m = Measurement.of(preview, flags=extra_flags)   # None when the preview ran no what-if
@@ -17,10 +17,13 @@ text's version (the server) or uses it on the same text at once (the CLI).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..findings import Finding, Severity
 from .attribution import by_source_line
+from .preview import Preview
+from .results import Attribution, WhatIf
 
 # The rules whose asserts the what-if removes and whose cost the note states. MLA002 asserts sit
 # in IR that is already past dispatch creation; MLA003 ones are real checks the what-if keeps.
@@ -96,29 +99,23 @@ def lowered(severity: Severity) -> Severity:
 class Measurement:
     """One preview's what-if, ready to annotate the findings of the text it compiled."""
 
-    def __init__(self, profile: str, flags, what_if: dict, attribution: dict | None, flow_dispatches: int):
+    def __init__(self, profile: str, flags: Iterable[str], what_if: WhatIf, attribution: Attribution | None,
+                 flow_dispatches: int):
         self.serial = next(_serials)  # tells renderings made with different measurements apart
         self.profile = profile
         self.flags = tuple(flags)
-        self.mode = what_if["mode"]
+        self.mode = what_if.mode
         self.flow_dispatches = flow_dispatches
-        self.what_if_flow_dispatches = what_if["flow_dispatches"]
+        self.what_if_flow_dispatches = what_if.flow_dispatches
         self._by_line = by_source_line(attribution) if attribution else None
-        self._only = {d["name"] for d in what_if.get("only_because_of_asserts") or []}
+        self._only = {d.name for d in what_if.only_because_of_asserts or []}
 
     @classmethod
-    def of(cls, preview, flags=()) -> Measurement | None:
-        """From a `Preview` or its JSON form; None when it ran no what-if (or failed)."""
-        if not preview:
+    def of(cls, preview: Preview | None, flags: Iterable[str] = ()) -> Measurement | None:
+        """From a `Preview`; None when there is none or it ran no what-if."""
+        if preview is None or preview.what_if is None:
             return None
-        if isinstance(preview, dict):
-            get = preview.get
-        else:  # a Preview: its fields as they are (as_json would copy the whole attribution)
-            def get(key):
-                return getattr(preview, key, None)
-        if not get("what_if") or get("flow_dispatches") is None:
-            return None
-        return cls(get("profile"), flags, get("what_if"), get("attribution"), get("flow_dispatches"))
+        return cls(preview.profile, flags, preview.what_if, preview.attribution, preview.flow_dispatches)
 
     @property
     def saved(self) -> int:

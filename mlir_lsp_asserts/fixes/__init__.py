@@ -67,7 +67,8 @@ def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
         fixes = []
         edits = tuple(plan_edits(text, scope, [op], []))
         if _inside(edits, window):
-            fixes.append(Fix(f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}", FixMode.STRIP, app, edits))
+            title = f"mlir-lsp ({f.code}): strip cf.assert{_short(f.assert_message)}"
+            fixes.append(Fix(title, FixMode.STRIP, app, edits))
         g = group_of.get(id(op))
         f.assume_unavailable = None
         if g is not None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..syntax.op_details import AssertOp, CastOp, CmpiOp, ConstantOp, op_detail
 from ..syntax.op_tree import Block, Op
-from ..syntax.ops import AssertOp, CastOp, CmpiOp, ConstantOp, op_detail
 from ..syntax.scope import Definition, Scope, containing
 from .ranges import SWAPPED, Constraint, Derivation, NoRange, derive_range
 

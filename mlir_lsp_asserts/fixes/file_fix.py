@@ -108,9 +108,9 @@ def _write(out, source, stamp, fixed: str) -> bool:
         return False
     try:
         if source.is_bytecode:
-            from ..source import text_to_bytecode
+            from ..bytecode import write_fixed_bytecode
 
-            write_atomic(path, text_to_bytecode(fixed))
+            write_fixed_bytecode(path, fixed, path)  # its resources byte-identical
         else:
             payload = (BOM if source.bom else b"") + fixed.encode("utf-8")
             tail = source.tail

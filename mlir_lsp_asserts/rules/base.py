@@ -44,7 +44,3 @@ class Rule:
     @property
     def doc_url(self) -> str:
         return doc_url(self.code)
-
-    @property
-    def doc_path(self) -> Path:
-        return DOCS_DIR / f"{self.code}.md"

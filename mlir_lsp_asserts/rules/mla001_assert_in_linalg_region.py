@@ -8,17 +8,9 @@ gathers; after const-expr hoisting they become two initializers and two extra di
 
 from __future__ import annotations
 
+from ..syntax.asserts import enclosing_linalg_op
 from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
-
-LINALG_DIALECTS = ("linalg", "iree_linalg_ext")
-
-
-def enclosing_linalg_op(op: Op) -> Op | None:
-    for anc in op.ancestors():
-        if anc.dialect in LINALG_DIALECTS:
-            return anc
-    return None
 
 
 def _match(op: Op) -> Placement | None:

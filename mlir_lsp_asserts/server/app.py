@@ -40,7 +40,7 @@ from . import (
     workspace_feature,
 )
 from .convert import diagnostic_json, plain_diagnostic
-from .dispatch_feature import DispatchState
+from .dispatch_state import DispatchState
 from .held_resources import lift
 from .open_documents import OpenDocument, Snapshot
 from .options import SECTION, ServerOptions, read_options
@@ -197,7 +197,7 @@ class MlirLspServer(LanguageServer):
 
     def _other_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
         return (self.parser_diagnostics.for_version(doc.uri, doc.version)
-                + dispatch_feature.torch_diagnostics(self, doc.uri, doc.version))
+                + dispatch_feature.count_diagnostics(self, doc.uri, doc.version))
 
     def _publish_json(self, doc: OpenDocument) -> str:
         """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
@@ -468,7 +468,7 @@ def bytecode_to_text(ls: MlirLspServer, params):
     """Textual form of a `.mlirbc` file (like mlir-lsp-server's bytecode conversion)."""
     from pathlib import Path
 
-    from ..source import SourceError, decode
+    from ..source import SourceError, read_source
     from .open_documents import uri_path
 
     uri = params.uri if hasattr(params, "uri") else params["uri"]
@@ -479,7 +479,7 @@ def bytecode_to_text(ls: MlirLspServer, params):
     if refused:
         return {"error": refused}
     try:
-        src = decode(Path(path).read_bytes())
+        src = read_source(path)
     except (OSError, SourceError) as e:
         return {"error": f"{Path(path).name}: {getattr(e, 'strerror', None) or e}"}
     return {"text": src.text, "isBytecode": src.is_bytecode}

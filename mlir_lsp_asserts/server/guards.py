@@ -18,14 +18,18 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .open_documents import uri_path
 from .workspace_feature import outside_workspace, roots
 
+if TYPE_CHECKING:
+    from .app import MlirLspServer
+
 COMPILER_PREFIX = "iree-compile"
 
 
-def compiler_path_problem(ls, value) -> str | None:
+def compiler_path_problem(ls: MlirLspServer, value) -> str | None:
     """Why a compilerPath setting is refused, or None when it may be used (or is unset)."""
     if value in (None, ""):
         return None
@@ -46,7 +50,7 @@ def compiler_path_problem(ls, value) -> str | None:
     return None
 
 
-def refuse_path(ls, uri) -> str | None:
+def refuse_path(ls: MlirLspServer, uri: str | None) -> str | None:
     """Why a request's document URI is refused (a file outside the workspace folders), or None."""
     if not isinstance(uri, str) or not uri.startswith("file:"):
         return None  # untitled: and other schemes name no file on disk
@@ -56,7 +60,7 @@ def refuse_path(ls, uri) -> str | None:
     return outside_workspace(ls, path)
 
 
-def _roots(ls) -> list[str]:
+def _roots(ls: MlirLspServer) -> list[str]:
     try:
         return roots(ls)
     except Exception:  # noqa: BLE001 - before initialize there is no workspace

@@ -14,8 +14,8 @@ against `defaults_json()` by the tests, so this module is the one source of trut
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Callable
 
 from ..config import ConfigError, Settings, settings_from_mapping
 from ..dispatch.flags import split_flags

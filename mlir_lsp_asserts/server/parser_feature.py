@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
+
+if TYPE_CHECKING:
+    from .app import MlirLspServer
 
 DEBOUNCE_SECONDS = 0.5
 # The parse runs through `iree.compiler.ir` (the parser and verifier of iree-base-compiler), not iree-opt.
@@ -69,7 +73,7 @@ class ParserDiagnostics:
         self.enabled = True
         self.children: dict = {}  # uri -> running child parse
 
-    def schedule(self, ls, uri: str) -> None:
+    def schedule(self, ls: MlirLspServer, uri: str) -> None:
         if not self.enabled:
             return
         with self.lock:
@@ -82,7 +86,7 @@ class ParserDiagnostics:
             self.timers[uri] = t
             t.start()
 
-    def _run(self, ls, uri: str) -> None:
+    def _run(self, ls: MlirLspServer, uri: str) -> None:
         got = ls.snapshot_parts(uri)
         if got is None:
             return
@@ -145,7 +149,8 @@ class ParserDiagnostics:
                                      "skipped for this version (mlir-lsp's own rules still run)",
                                      types.DiagnosticSeverity.Information, source=PARSER_SOURCE)]
         try:
-            return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]), types.Position(d["line"], d["col"] + 1)),
+            return [types.Diagnostic(types.Range(types.Position(d["line"], d["col"]),
+                                                 types.Position(d["line"], d["col"] + 1)),
                                      d["message"], types.DiagnosticSeverity(d["severity"]), source=PARSER_SOURCE)
                     for d in json.loads(out)]
         except (ValueError, KeyError, TypeError):

@@ -3,11 +3,16 @@ only if the client supports it, and given up quietly if the client refuses."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
+
+if TYPE_CHECKING:
+    from .app import MlirLspServer
 
 
 class Progress:
-    def __init__(self, ls, token: str, title: str):
+    def __init__(self, ls: MlirLspServer, token: str, title: str):
         self.ls, self.token, self.title, self.started = ls, token, title, False
 
     def begin(self) -> None:
@@ -16,7 +21,8 @@ class Progress:
             return
         try:
             self.ls.work_done_progress.create(self.token).result(timeout=5)
-            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
+            begin = types.WorkDoneProgressBegin(title=self.title, cancellable=False)
+            self.ls.work_done_progress.begin(self.token, begin)
             self.started = True
         except Exception:  # noqa: BLE001 - a client that refuses progress
             self.started = False

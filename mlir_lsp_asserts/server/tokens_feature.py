@@ -8,8 +8,14 @@ the requested range; a full request on a huge document is capped (clients ask fo
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+from ..syntax.tokens import STRING_BODY
+
+if TYPE_CHECKING:
+    from .app import MlirLspServer
 
 TOKEN_TYPES = ["namespace", "function", "variable", "label", "class", "type", "macro", "string",
                "number", "comment", "keyword"]
@@ -18,7 +24,7 @@ MAX_FULL_CHARS = 4 * 1024 * 1024
 
 _TOK = re.compile(
     r'(?P<comment>//[^\n]*)'
-    r'|(?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*"?)'
+    rf'|(?P<string>"{STRING_BODY}"?)'
     r'|(?P<ssa>%[\w$.\-]+(?:#\d+)?)'
     r'|(?P<label>\^[\w$.\-]+)'
     r'|(?P<symbol>@[\w$.\-]+)'
@@ -61,7 +67,7 @@ def encode(lines, text: str, start: int, end: int) -> list[int]:
     return data
 
 
-def _tokens(ls, uri: str, first_line: int, last_line: int | None) -> types.SemanticTokens:
+def _tokens(ls: MlirLspServer, uri: str, first_line: int, last_line: int | None) -> types.SemanticTokens:
     """Tokens of whole lines first_line..last_line (None: to the end, capped), read over the
     document's pieces that cover them; only the first token's line is absolute."""
     from ..syntax.lines import LineIndex

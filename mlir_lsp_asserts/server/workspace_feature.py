@@ -7,7 +7,7 @@ The checks run in one child process at a lower priority (`ScanWorker`), never in
 own: the server only waits on a pipe, so an open document's edits and first diagnostics never
 queue behind a scan of 50 MB files (with the checks in a server thread, edits next to an assert
 took 62-78 ms p95 while a scan ran, 3.5-5 ms without). A file is read as `mlir-lsp --check` reads
-it (`source.read_path`): an export's resource section (its weights inline) is not read at all.
+it (`source.read_source`): an export's resource section (its weights inline) is not read at all.
 
 Settings (`ls.options.workspace`, see `options.WorkspaceOptions`): `workspace.watch` (default
 true), `workspace.maxFiles` (5000, files past it are not checked and a message says so),
@@ -31,7 +31,7 @@ from lsprotocol import types
 from ..check import check_text
 from ..config import ConfigError, Settings, settings_for
 from ..files import discover
-from ..source import SourceError, read_path
+from ..source import SourceError, read_source
 from .convert import diagnostic_json
 from .open_documents import uri_path
 from .progress import Progress
@@ -84,7 +84,7 @@ def check_on_disk(path: str, fallback: Settings, max_ir_bytes: int) -> list[dict
     """In the scan's child: one file's diagnostics as LSP JSON (None: unreadable or skipped)."""
     uri = _uri(path)
     try:
-        src = read_path(path)
+        src = read_source(path)
     except FileNotFoundError:
         return []  # deleted: cleared
     except (OSError, SourceError) as e:

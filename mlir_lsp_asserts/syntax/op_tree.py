@@ -10,6 +10,8 @@ import re
 from array import array
 from dataclasses import dataclass, field
 
+from .tokens import STRING_LITERAL
+
 # Default-dialect resolution for short op names, as the real printer/parser does it:
 # `module` and `unrealized_conversion_cast` are builtin ops; ops that declare a default
 # dialect (OpAsmOpInterface::getDefaultDialect) let their bodies drop the prefix.
@@ -147,7 +149,7 @@ class Op:
 
 
 # SSA uses in an op's own text (strings and comments skipped).
-_USE_RE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*|%([\w$.\-]+)(?:#(\d+))?')
+_USE_RE = re.compile(STRING_LITERAL + r'|//[^\n]*|%([\w$.\-]+)(?:#(\d+))?')
 
 
 def op_uses(text: str, op: Op) -> list[tuple[str, int]]:

@@ -1,0 +1,85 @@
+"""What the server keeps of the dispatch counts of the open documents (`ls.dispatch`)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ..dispatch.compiler import find_compiler
+from ..dispatch.count import DispatchCounter
+from ..dispatch.measured_cost import Measurement
+from ..dispatch.preview import Preview
+from ..dispatch.results import BaselineComparison
+from .options import DispatchOptions
+
+
+@dataclass
+class Answer:
+    """The last dispatch count of one version of a document, as the server keeps it: a preview
+    (with its comparison to the baseline), or why there is none. JSON only in `as_json`."""
+
+    version: int | None
+    preview: Preview | None = None
+    baseline: BaselineComparison | None = None
+    error: str | None = None
+    compile_errors: list[dict] = field(default_factory=list)
+    unsupported_syntax: bool = False  # the compiler cannot read this release's syntax
+
+    @property
+    def has_diagnostics(self) -> bool:
+        """Whether it puts diagnostics on the document (compile errors, MLA004)."""
+        return bool(self.compile_errors or (self.preview and self.preview.assert_sources))
+
+    def as_json(self) -> dict:
+        if self.preview is None:
+            out: dict = {"error": self.error, "version": self.version, "compile_errors": self.compile_errors}
+            if self.unsupported_syntax:
+                out["unsupported_syntax"] = True
+            return out
+        out = self.preview.as_json()
+        out["version"] = self.version
+        if self.baseline is not None:
+            out["baseline"] = self.baseline.as_json()
+        return out
+
+
+class DispatchState:
+    """The previews of the open documents (the server's `ls.dispatch`); their settings are
+    `ls.options.dispatch`."""
+
+    def __init__(self):
+        self.counter: DispatchCounter | None = None
+        self.results: dict[str, tuple[int | None, Answer]] = {}  # uri -> (version, its last count)
+        self.running: dict[str, DispatchCounter] = {}
+        self.lock = threading.Lock()
+        self.lenses: dict[str, tuple[int | None, list[tuple[int, str]]]] = {}  # uri -> (version, lenses)
+        self.timers: dict[str, threading.Timer] = {}
+        # uri -> (version, done): a count in progress, shared by requests for the same version
+        self.inflight: dict[str, tuple[int | None, threading.Event]] = {}
+        # uri -> (version, what the last what-if measured), for the findings of that version only
+        self.measured: dict[str, tuple[int | None, Measurement]] = {}
+
+    def cancel(self, uri: str) -> None:
+        """A new edit: the pending timer is dropped and the running compile killed at once."""
+        t = self.timers.pop(uri, None)
+        if t:
+            t.cancel()
+        running = self.running.pop(uri, None)
+        if running is not None:
+            running.cancel_all()
+
+    def forget(self, uri: str) -> None:
+        """A closed document: its previews go (reopened, the same version may hold another text)."""
+        self.cancel(uri)
+        with self.lock:
+            for table in (self.results, self.lenses, self.measured):
+                table.pop(uri, None)
+
+    def counter_for(self, opts: DispatchOptions) -> DispatchCounter:
+        """A counter of its own for one compile (own processes, cancelled per document), sharing
+        the cache of the one counter made for the configured compiler."""
+        if self.counter is None:
+            self.counter = DispatchCounter(find_compiler(opts.compiler_path), timeout=opts.timeout)
+        own = self.counter.sibling()
+        own.timeout = opts.timeout
+        return own
