@@ -7,8 +7,9 @@ squiggles). The extension asks for such a file (`.mlir` or `.mlirbc`):
     mlirLsp/checkFromDisk {uri, force?}
         -> {uri, megabytes, findings, fixable, error, notes}
         checks the file on disk as `mlir-lsp --check` does (same cost: an export's resource
-        section is not read; nothing is kept in memory) and publishes its findings; an unchanged file (same mtime and size) is not checked
-        again unless `force` (e.g. after its config file changed)
+        section is not read; nothing is kept in memory) and publishes its findings; an
+        unchanged file (same mtime and size) is not checked again unless `force` (e.g. after
+        its config file changed)
     mlirLsp/fixOnDisk {uri, mode: "strip" | "assume", unsafe?}
         -> {fixed, remaining, error}
         `mlir-lsp --check --fix` on it (the fixed text verified by the real parser, written
