@@ -35,7 +35,7 @@ from lsprotocol import types
 
 from ..file_job import FileOutcome, JobOptions, run_file
 from ..findings import Applicability, FixMode
-from ..source import SourceError, decode
+from ..source import SourceError, read_source
 from . import guards, workspace_feature
 from .convert import diagnostic, plain_diagnostic
 from .open_documents import uri_path
@@ -75,10 +75,8 @@ class DiskFiles:
         if path is None:
             return None
         try:
-            with open(path, "rb") as f:
-                version = os.fstat(f.fileno()).st_mtime_ns
-                data = f.read()
-            return version, decode(data).text, path
+            version = os.stat(path).st_mtime_ns
+            return version, read_source(path, weights=True).text, path  # compiled: the weights too
         except (OSError, SourceError) as e:
             log.info("disk file %s: %s", path, e)
             return None
