@@ -263,6 +263,12 @@ async function bigFileScenario() {
   // Changed on disk by someone else (a new export): checked again.
   fs.copyFileSync(cfg.original, cfg.big);
   seen.rechecked = await waitFindings(4, "after the file changed on disk");
+  log("rechecked: 4 findings");
+  await page.locator(".monaco-editor .view-lines", { hasText: "cf.assert" }).first().waitFor({ timeout: 60000 }); // reloaded
+  log("reloaded");
+  // Its squiggles again, although VS Code replaced the text after the findings came.
+  await page.locator(".monaco-editor .squiggly-warning").first().waitFor({ timeout: 30000 });
+  seen.squigglesAfterChange = await page.locator(".monaco-editor .squiggly-warning").count();
   await shot(page, "4-big-file-changed-on-disk");
 
   // dispatch.autoMaxMegabytes (set tiny here): a synced file above it is counted only on request.

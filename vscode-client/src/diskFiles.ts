@@ -12,6 +12,11 @@ export const CHECK_FROM_DISK_REQUEST = "mlirLsp/checkFromDisk";
 export const FIX_ON_DISK_REQUEST = "mlirLsp/fixOnDisk";
 export const DISK_FILE_CLOSED = "mlirLsp/diskFileClosed";
 const RECHECK_DELAY_MS = 500; // writes on disk come in bursts
+// VS Code reloads a changed file by replacing its text, which drops the squiggles of diagnostics
+// published before the reload finished (seen: 8 s for 55 MB on a loaded machine). It gives an
+// extension no event for the reload of a file it does not sync, so they are set again after
+// each of these delays (Problems panel entries stay as they are).
+const MARKER_REFRESH_MS = [1000, 3000, 6000, 12000, 24000];
 
 export interface DiskDeps {
   client(): LanguageClient | undefined;
@@ -26,6 +31,7 @@ interface Tracked extends DiskFileState {
   uri: vscode.Uri;
   watcher: vscode.FileSystemWatcher;
   timer?: NodeJS.Timeout;
+  refreshTimers: NodeJS.Timeout[];
 }
 
 /** The file a tab shows (a binary .mlirbc opens as a text or custom editor input). */
@@ -105,10 +111,10 @@ export class DiskFiles implements vscode.Disposable {
     }
     const dir = vscode.Uri.joinPath(uri, "..");
     const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(dir, baseName(uri)));
-    const t: Tracked = { uri, name: baseName(uri), bytes: bytes ?? 0, checking: false, counting: false, watcher };
+    const t: Tracked = { uri, name: baseName(uri), bytes: bytes ?? 0, checking: false, counting: false, watcher, refreshTimers: [] };
     const changed = (): void => {
       clearTimeout(t.timer);
-      t.timer = setTimeout(() => void this.check(t), RECHECK_DELAY_MS);
+      t.timer = setTimeout(() => void this.check(t).then(() => this.refreshMarkers(t)), RECHECK_DELAY_MS);
     };
     watcher.onDidChange(changed);
     watcher.onDidCreate(changed);
@@ -118,8 +124,21 @@ export class DiskFiles implements vscode.Disposable {
     await this.check(t);
   }
 
+  /** Set the file's diagnostics again a little later, for the editor that reloads it. */
+  private refreshMarkers(t: Tracked): void {
+    t.refreshTimers.forEach(clearTimeout);
+    t.refreshTimers = MARKER_REFRESH_MS.map((ms) => setTimeout(() => {
+      const collection = this.deps.client()?.diagnostics;
+      const shown = collection?.get(t.uri);
+      if (collection !== undefined && shown !== undefined && shown.length > 0 && this.files.get(t.uri.toString()) === t) {
+        collection.set(t.uri, [...shown]);
+      }
+    }, ms));
+  }
+
   private untrack(key: string, t: Tracked): void {
     clearTimeout(t.timer);
+    t.refreshTimers.forEach(clearTimeout);
     t.watcher.dispose();
     this.files.delete(key);
     const c = this.deps.client();
@@ -198,6 +217,7 @@ export class DiskFiles implements vscode.Disposable {
     }
     t.count = undefined; // the text changed
     await this.check(t); // the server's answer for the file as it is now (no second check there)
+    this.refreshMarkers(t);
     return true;
   }
 
