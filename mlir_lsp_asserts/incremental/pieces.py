@@ -76,6 +76,12 @@ class Piece:
     def size(self) -> int:
         return len(self._own) if self._own is not None else self._end - self._start
 
+    def span(self) -> tuple[str, int, int]:
+        """The piece as (string, start, end) of a string it is part of (no copy)."""
+        if self._own is not None:
+            return self._own, 0, len(self._own)
+        return self._base, self._start, self._end
+
     def contains(self, needle: str) -> bool:
         if self._own is not None:
             return needle in self._own

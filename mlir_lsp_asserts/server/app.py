@@ -212,16 +212,14 @@ class MlirLspServer(LanguageServer):
         # A rendering holds for its first line and the measurement it shows (none, or one what-if).
         lower = self.settings.measured_severity
         tag = None if measured is None else (measured.serial, lower)
-        for i, p in enumerate(live.pieces):
-            if p.result is None or not p.result.findings:
-                continue
-            line0 = live.line0(i)
-            if p.rendered is None or p.rendered[0] != (line0, tag):
-                findings = p.result.findings if measured is None else measured.annotate(p.result.findings, line0, lower)
-                p.rendered = ((line0, tag), ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0))
-                                                      for f in findings))
-            parts.append(p.rendered[1])
-            shown += len(p.result.findings)
+        def render(findings, line0: int) -> str:
+            if measured is not None:
+                findings = measured.annotate(findings, line0, lower)
+            return ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0)) for f in findings)
+
+        for rendered, count, line0 in live.rendered_findings(render, tag):
+            parts.append(rendered)
+            shown += count
             if shown >= MAX_PUBLISHED and live.finding_count() > shown:
                 parts.append(json.dumps(conv.unstructure(plain_diagnostic(
                     f"mlir-lsp: {live.finding_count() - shown} more findings not shown "
@@ -389,7 +387,7 @@ def _settle(doc: OpenDocument, rebuilds_before: int) -> None:
     """After a large document was read in whole: collect the read's garbage, then move what is
     left out of the collector's way (gc.freeze), so later collections do not walk it and no
     keystroke pays a 100 ms full collection. Unfrozen first, so old documents can be freed."""
-    if len(doc.live.pieces) > 1 and doc.live.rebuilds != rebuilds_before:
+    if doc.live.in_pieces and doc.live.rebuilds != rebuilds_before:
         gc.unfreeze()
         gc.collect()
         gc.freeze()
