@@ -383,7 +383,7 @@ def parse_chunks(text: str) -> str | None:
     """The real parser's verdict, chunk by chunk where the text has `// -----` markers (as
     `--split-input-file` and the reader treat them); None when every chunk parses."""
     from mlir_lsp_asserts.fixes.verify import real_parse_error
-    from mlir_lsp_asserts.syntax.reader import split_chunks
+    from mlir_lsp_asserts.syntax.parsed_text import split_chunks
 
     for s, e in split_chunks(text):
         err = real_parse_error(text[s:e])
