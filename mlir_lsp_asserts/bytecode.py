@@ -259,7 +259,7 @@ def restore_constants(original, fixed, references: int) -> int:
         raise SourceError(f"the fixed text has {len(new)} tensor constants where the bytecode file has {len(old)}; "
                           "cannot carry its weights over")
     restored = resources = 0
-    for (op_a, name_a, a), (op_b, name_b, b) in zip(old, new):
+    for (op_a, name_a, a), (op_b, name_b, b) in zip(old, new, strict=True):
         b_is_resource = kinds.is_resource(b)
         resources += b_is_resource
         if a == b:

@@ -245,7 +245,8 @@ class LiveText:
             return None
         return self._group(key, with_fixes)
 
-    def rendered_findings(self, render: Callable[[list[Finding], int], str], tag: object) -> Iterator[tuple[str, int, int]]:
+    def rendered_findings(self, render: Callable[[list[Finding], int], str],
+                          tag: object) -> Iterator[tuple[str, int, int]]:
         """(rendering, number of findings, first line) of each group, in order. A rendering is
         kept with its group and made again (`render(findings, first_line)`) only when the group
         changed, moved, or `tag` (what else the rendering shows) changed."""

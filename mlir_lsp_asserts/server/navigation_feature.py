@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from ..findings import FixMode
+from ..incremental.located import Place, Symbol
 from ..syntax.op_tree import Op
 from ..syntax.scope import Definition, Scope, containing
 from ..syntax.statements import name_pattern
 from . import dispatch_feature
-from ..incremental.located import Place, Symbol
 from .convert import span_range, to_range
 
 _WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")

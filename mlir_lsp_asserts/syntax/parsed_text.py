@@ -103,7 +103,7 @@ class ParsedText:
         lazy, children = op.lazy_regions, op.lazy_children
         op.lazy_regions, op.lazy_children = (), ()
         op.regions = []
-        for (s, close), pairs in zip(lazy, children):
+        for (s, close), pairs in zip(lazy, children, strict=False):
             hi = close - 1 if close > s + 1 and text[close - 1] == "}" else close
             out.append(BlockStatements(text, s + 1, hi, op, pairs, Region(s, close), chunk.reader.issues))
         return out
