@@ -44,9 +44,10 @@ class HeldTail:
 
     def text(self) -> str:
         """The section as text (for a JSON-held one: its one `json.loads`, done on demand)."""
-        if not self.escaped:
-            return self._base[self._start:self._end]
-        return json.loads(b'"' + self._base[self._start:self._end] + b'"')
+        base = self._base
+        if isinstance(base, str):
+            return base[self._start:self._end]
+        return json.loads(b'"' + base[self._start:self._end] + b'"')
 
 
 class _Held:
