@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+from typing import Any
 
 from .errors import SourceError
 from .files import write_atomic
@@ -232,8 +233,9 @@ class _Kinds:
         return tid == self.resource or tid == self.sparse
 
 
-def _constants(module, kinds: _Kinds) -> list[tuple[object, str, object]]:
-    """(op, attribute name, attribute) of every top-level tensor-constant attribute, ops in order."""
+def _constants(module, kinds: _Kinds) -> list[tuple[Any, str, Any]]:
+    """(op, attribute name, attribute) of every top-level tensor-constant attribute, ops in order.
+    Ops and attributes are MLIR's `ir.Operation` and `ir.Attribute`, which ship no type stubs."""
     ir = _ir()
     found = []
 

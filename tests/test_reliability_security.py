@@ -72,7 +72,8 @@ async def test_runtime_spawns_and_writes_of_the_server(tmp_path):
         await lsp.text_document_code_action_async(types.CodeActionParams(
             types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(40, 0)),
             types.CodeActionContext(diagnostics=[])))
-        await lsp.text_document_semantic_tokens_full_async(types.SemanticTokensParams(types.TextDocumentIdentifier(uri)))
+        await lsp.text_document_semantic_tokens_full_async(
+            types.SemanticTokensParams(types.TextDocumentIdentifier(uri)))
         await lsp.protocol.send_request_async("mlirLsp/bytecodeToText", {"uri": uri})
         await still_answers(lsp, uri)
     events = [json.loads(ln) for ln in log.read_text().splitlines()]

@@ -86,7 +86,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     first = findings[0]
     assume = next(f for f in first["fixes"] if f["mode"] == "assume")
     expected = _apply(SEED.read_text(), assume["edits"])
-    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", "--stdin-filename", SEED.name, "-"],
+    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json",
+                                      "--stdin-filename", SEED.name, "-"],
                                      input=expected, capture_output=True, text=True).stdout)
     assert len(left) == 2  # the fix rewrites one gather's pair of asserts; the other gather's stay
 
@@ -140,8 +141,9 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
             shutil.rmtree(ARTIFACTS)
         ARTIFACTS.mkdir(parents=True)
         print(f"\nscreenshots: {ARTIFACTS}")
-        cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1,
-               "repro": str(repro), "onRequest": str(on_request), "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
+        cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "seed": str(seed),
+               "seedLine": first["range"]["start"]["line"] + 1, "repro": str(repro), "onRequest": str(on_request),
+               "artifacts": str(ARTIFACTS), "chromium": CHROMIUM,
                "findingsAfterFix": len(left), "bytecode": str(bytecode),
                "settingsFile": str(settings_file)}
         drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
@@ -154,7 +156,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
             os.killpg(proc.pid, 9)
         log.close()
     shutil.copyfile(tmp_path / "code-server.log", ARTIFACTS / "code-server.log")
-    exthost = sorted(user.glob("logs/**/exthost*/**/*mlir-lsp*.log")) + sorted(user.glob("logs/**/output_*/*mlir-lsp*.log"))
+    exthost = (sorted(user.glob("logs/**/exthost*/**/*mlir-lsp*.log"))
+               + sorted(user.glob("logs/**/output_*/*mlir-lsp*.log")))
     for i, p in enumerate(exthost):
         shutil.copyfile(p, ARTIFACTS / f"output-{i}-{p.name}")
     assert drv.stdout.strip(), drv.stderr
@@ -173,7 +176,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert "util.assume.int" in seed.read_text()
     assert len([r for r in seen["problemsAfterFix"] if "MLA001" in r]) == len(left), seen["problemsAfterFix"]
     # The repro: 4 dispatches, 3 with the asserts removed.
-    assert "4 dispatches" in seen["statusBar"] and "what-if 3" in seen["statusBar"] and "-1" in seen["statusBar"], seen["statusBar"]
+    bar = seen["statusBar"]
+    assert "4 dispatches" in bar and "what-if 3" in bar and "-1" in bar, bar
     # The code lens at the top of the file says the same once the count finishes, with nobody
     # touching the document (the server's workspace/codeLens/refresh), not "count dispatches".
     assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["codeLenses"], seen["codeLenses"]
@@ -181,14 +185,18 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     # The dispatch-creation IR in a read-only editor (or, while the server has no such request,
     # the server's own error message), and the bytecode file as text.
     ir = seen["dispatchIR"]
-    assert ("flow.dispatch.workgroups" in ir["text"].replace("\u00a0", " ")) if ir["tab"] else ("dispatch-creation IR:" in ir["error"]), ir
+    if ir["tab"]:
+        assert "flow.dispatch.workgroups" in ir["text"].replace("\u00a0", " "), ir
+    else:
+        assert "dispatch-creation IR:" in ir["error"], ir
     assert "cf.assert" in seen["bytecodeText"] and "linalg.generic" in seen["bytecodeText"], seen["bytecodeText"]
     # mlirLsp.ignore changed in the user settings: the server dropped MLA001 (no restart).
     assert not any("MLA001" in r for r in seen["problemsIgnored"]), seen["problemsIgnored"]
     # A count asked for from the code lens (trigger manual): the lens shows it when it finishes.
     assert any("count dispatches" in lens for lens in seen["lensesBeforeCount"]), seen["lensesBeforeCount"]
     assert "4 dispatches" in seen["statusBarOnRequest"], seen["statusBarOnRequest"]
-    assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["lensesAfterCount"], seen["lensesAfterCount"]
+    lenses = seen["lensesAfterCount"]
+    assert "4 dispatches (default), 3 with the asserts removed (-1)" in lenses, lenses
     assert not any("count dispatches" in lens for lens in seen["lensesAfterCount"]), seen["lensesAfterCount"]
     assert exthost, "no mlir-lsp output channel log"
     starts = [ln for ln in exthost[0].read_text().splitlines() if ln.startswith("[server] /")]

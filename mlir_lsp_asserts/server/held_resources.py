@@ -44,9 +44,10 @@ class HeldTail:
 
     def text(self) -> str:
         """The section as text (for a JSON-held one: its one `json.loads`, done on demand)."""
-        if not self.escaped:
-            return self._data[self._lo:self._hi]
-        return json.loads(b'"' + self._data[self._lo:self._hi] + b'"')
+        data = self._data
+        if isinstance(data, str):
+            return data[self._lo:self._hi]
+        return json.loads(b'"' + data[self._lo:self._hi] + b'"')
 
 
 class _Held:
