@@ -83,18 +83,18 @@ class Reader:
             sys.setrecursionlimit(limit)
 
     def _read(self) -> list[Op]:
-        block = Block(None, self.start)
-        pos = self.read_block_ops(self.start, None, [block])
-        if pos < self.end:  # a stray '}' at top level
+        # The ops of every block: a label at the top level (not valid MLIR, typed while editing)
+        # starts a block of its own, whose ops are read and checked all the same.
+        blocks = [Block(None, self.start)]
+        pos = self.read_block_ops(self.start, None, blocks)
+        while pos < self.end:  # a stray '}' at top level
             self._issue(pos, pos + 1, "unmatched '}'")
-            while pos < self.end:
-                pos += 1
-                block2 = Block(None, pos)
-                pos = self.read_block_ops(pos, None, [block2])
-                block.ops.extend(block2.ops)
-                if pos < self.end:
-                    self._issue(pos, pos + 1, "unmatched '}'")
-        return block.ops
+            pos += 1
+            if pos < self.end:
+                more = [Block(None, pos)]
+                pos = self.read_block_ops(pos, None, more)
+                blocks.extend(more)
+        return [op for b in blocks for op in b.ops]
 
     def expand(self, op: Op) -> None:
         """Read the lazily skipped regions of `op` and of everything nested in it."""
