@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast bench soak clean vscode-setup vscode-check old-iree
+.PHONY: setup demo test test-fast lint bench soak clean vscode-setup vscode-check old-iree
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# ruff (pyproject.toml [tool.ruff]) and mypy (its [tool.mypy]: the packages it checks, the strictness).
+lint: setup
+	$(BIN)/ruff check mlir_lsp_asserts tests bench
+	$(BIN)/mypy
 
 # An older IREE release in a venv of its own, for the two-compiler dispatch diff test
 # (tests/test_dispatch_diff.py): 3.3.0 (March 2025) still reads the IREE syntax of the seed.

@@ -2,8 +2,8 @@
 
 For a generated ~50 MB module of 30,000 small functions and a ~47 MB model-shaped one (one
 function holding every op: the real SDXL prompt encoder's body 20 times, bench/generate.py; both
-cached in bench/out/, both need ../shared), for the real SDXL prompt encoder, and for a stress file holding one 8 MB weight as a single `dense<"0x...">`
-literal, it prints the median of 3 runs of
+cached in bench/out/, both need ../shared), for the real SDXL prompt encoder, and for a stress
+file holding one 8 MB weight as a single `dense<"0x...">` literal, it prints the median of 3 runs of
 
     mlir-lsp --check --output-format json FILE      (our check, a subprocess like in CI)
     iree-opt FILE -o /dev/null                      (IREE's parser + verifier)

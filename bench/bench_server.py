@@ -245,8 +245,9 @@ def model_session(argv: list[str], uri: str, text: str, edits: int) -> dict:
             rng = {"start": {"line": line, "character": col},
                    "end": {"line": line, "character": col + (0 if k % 2 == 0 else len(ins))}}
             mark = c.mark()
+            change = {"range": rng, "text": ins if k % 2 == 0 else ""}
             t = c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v},
-                                                     "contentChanges": [{"range": rng, "text": ins if k % 2 == 0 else ""}]})
+                                                     "contentChanges": [change]})
             tp, _m = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                             and m["params"]["uri"] == uri and m["params"].get("version") == v,  # noqa: B023 - waited for here
                             timeout=600, start=mark)
@@ -362,8 +363,9 @@ def main() -> int:
         mtext = mpath.read_text()
         print(f"model-shaped file: {mpath.relative_to(ROOT)}, {len(mtext) / 1e6:.1f} MB, one function "
               f"(the prompt encoder's body 20x), {masserts} asserts")
-        mparse = statistics.median(bench_check.run_measured([str(BIN / "iree-opt"), str(mpath), "-o", os.devnull]).seconds
-                                   for _ in range(args.runs))
+        mparse = statistics.median(
+            bench_check.run_measured([str(BIN / "iree-opt"), str(mpath), "-o", os.devnull]).seconds
+            for _ in range(args.runs))
         print(f"iree-opt batch parse: median {mparse:.2f} s over {args.runs} runs")
         print_model(mpath, mtext, args.runs, args.model_edits, mparse)
         if args.only == "model":
@@ -398,7 +400,8 @@ def main() -> int:
     if "rss_before_kib" in m:
         growth = m["rss_after_kib"] / m["rss_before_kib"] - 1
         print(f"mlir-lsp: resident memory {m['rss_before_kib'] / 1024:.0f} MiB -> {m['rss_after_kib'] / 1024:.0f} MiB "
-              f"after {args.memory_edits} edits ({growth * 100:+.1f} %) [target < +20 %: {'ok' if growth < 0.2 else 'MISSED'}]")
+              f"after {args.memory_edits} edits ({growth * 100:+.1f} %) "
+              f"[target < +20 %: {'ok' if growth < 0.2 else 'MISSED'}]")
 
     upstream = None if args.no_upstream else find_upstream(args.upstream)
     if upstream is None:
@@ -406,11 +409,15 @@ def main() -> int:
         return 0
     twin = upstream_twin(path, text)
     ttext = twin.read_text()
-    tline = next(i for i, ln in enumerate(ttext.split("\n")) if i >= assert_line - 5000 and ln.lstrip().startswith("cf.assert"))
+    tline = next(i for i, ln in enumerate(ttext.split("\n"))
+                 if i >= assert_line - 5000 and ln.lstrip().startswith("cf.assert"))
     turi = twin.resolve().as_uri()
-    opt = bench_check.run_measured([UPSTREAM_OPT, str(twin), "-o", os.devnull]) if os.path.exists(UPSTREAM_OPT) else None
+    opt = None
+    if os.path.exists(UPSTREAM_OPT):
+        opt = bench_check.run_measured([UPSTREAM_OPT, str(twin), "-o", os.devnull])
+    opt_note = "" if opt is None else f"; mlir-opt-22 batch parse {opt.seconds:.2f} s, exit {opt.code}"
     print(f"side by side on {twin.relative_to(ROOT)} (util.global parameters replaced by tensor.empty, so that "
-          f"upstream parses it{'' if opt is None else f'; mlir-opt-22 batch parse {opt.seconds:.2f} s, exit {opt.code}'})")
+          f"upstream parses it{opt_note})")
     mine = session([str(BIN / "mlir-lsp")], turi, ttext, tline, args.edits)
     theirs = [session([upstream], turi, ttext, tline, args.upstream_edits) for _ in range(max(1, args.runs - 1))]
     t_opens = [o["open"] for o in theirs]
@@ -418,11 +425,14 @@ def main() -> int:
     t_med, m_med = statistics.median(t_edits), statistics.median(mine["edits"])
     print(f"  mlir-lsp:        open -> diagnostics {mine['open']:.2f} s; edit -> diagnostics median "
           f"{m_med * 1000:.1f} ms, p95 {p95(mine['edits']) * 1000:.1f} ms over {len(mine['edits'])} edits")
-    sync_note = "; it takes whole texts (full sync), so each edit sends the 50 MB text, as an editor does" if theirs[0]["full_sync"] else ""
+    sync_note = ""
+    if theirs[0]["full_sync"]:
+        sync_note = "; it takes whole texts (full sync), so each edit sends the 50 MB text, as an editor does"
     print(f"  mlir-lsp-server: open -> diagnostics median {statistics.median(t_opens):.2f} s; edit -> diagnostics "
           f"median {t_med:.2f} s, p95 {p95(t_edits):.2f} s over {len(t_edits)} edits "
           f"({', '.join(f'{x:.2f}' for x in t_edits)} s; {upstream}{sync_note})")
-    print(f"  edit speed-up, median: {t_med / m_med:.0f}x [target >= 100x: {'ok' if t_med / m_med >= 100 else 'MISSED'}]")
+    print(f"  edit speed-up, median: {t_med / m_med:.0f}x "
+          f"[target >= 100x: {'ok' if t_med / m_med >= 100 else 'MISSED'}]")
     return 0
 
 

@@ -153,7 +153,8 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
         if time.monotonic() - t_end > drain:
             late = [(Path(d.uri).name, d.version, d.published[-1][0] if d.published else None)
                     for d in docs.values() if not d.published or d.published[-1][0] != d.version]
-            problems.append(f"not caught up {drain:g} s after the last edit (doc, last version, last published): {late}")
+            problems.append(f"not caught up {drain:g} s after the last edit "
+                            f"(doc, last version, last published): {late}")
             break
         await asyncio.sleep(0.02)
     drain_s = time.monotonic() - t_end
@@ -176,7 +177,8 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
                                     f"its text has {d.expected(version)}")
             last = version
         if d.published and d.published[-1][0] != d.version:
-            problems.append(f"{Path(d.uri).name}: last publish is of version {d.published[-1][0]}, the document is at {d.version}")
+            problems.append(f"{Path(d.uri).name}: last publish is of version {d.published[-1][0]}, "
+                            f"the document is at {d.version}")
         # latency of each version sent: first publish of it or a later version
         pubs = [(v, at) for v, _n, at in d.published if v is not None]
         j = 0

@@ -157,11 +157,13 @@ def soak_faults(rounds: int) -> None:
     failed = 0
     for _ in range(rounds):
         p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            str(ROOT / "tests" / "test_reliability_faults.py")], cwd=ROOT, capture_output=True, text=True)
+                            str(ROOT / "tests" / "test_reliability_faults.py")],
+                           cwd=ROOT, capture_output=True, text=True)
         if p.returncode != 0:
             failed += 1
             say("   " + (p.stdout.strip().splitlines() or ["?"])[-1])
-    say(f"   rounds: {rounds}   failed: {failed}   faults injected: {rounds * 10}   time: {time.monotonic() - t0:,.0f} s")
+    say(f"   rounds: {rounds}   failed: {failed}   faults injected: {rounds * 10}   "
+        f"time: {time.monotonic() - t0:,.0f} s")
     if failed:
         FAILED.append("faults")
 

@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 import sys
+from typing import Any
 
 from .errors import SourceError
 from .files import write_atomic
@@ -232,8 +233,9 @@ class _Kinds:
         return tid == self.resource or tid == self.sparse
 
 
-def _constants(module, kinds: _Kinds) -> list[tuple[object, str, object]]:
-    """(op, attribute name, attribute) of every top-level tensor-constant attribute, ops in order."""
+def _constants(module, kinds: _Kinds) -> list[tuple[Any, str, Any]]:
+    """(op, attribute name, attribute) of every top-level tensor-constant attribute, ops in order.
+    Ops and attributes are MLIR's `ir.Operation` and `ir.Attribute`, which ship no type stubs."""
     ir = _ir()
     found = []
 
@@ -259,7 +261,7 @@ def restore_constants(original, fixed, references: int) -> int:
         raise SourceError(f"the fixed text has {len(new)} tensor constants where the bytecode file has {len(old)}; "
                           "cannot carry its weights over")
     restored = resources = 0
-    for (op_a, name_a, a), (op_b, name_b, b) in zip(old, new):
+    for (op_a, name_a, a), (op_b, name_b, b) in zip(old, new, strict=True):
         b_is_resource = kinds.is_resource(b)
         resources += b_is_resource
         if a == b:

@@ -6,7 +6,6 @@ inline) is located, never read, so a 490 MB export costs its few hundred KB of I
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field, replace
 

@@ -12,7 +12,8 @@ from typing import BinaryIO
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = (), force_exclude: bool = False) -> tuple[list[str], list[str]]:
+def discover(paths: list[str], exclude: tuple[str, ...] = (),
+             force_exclude: bool = False) -> tuple[list[str], list[str]]:
     """Files to check under `paths` and messages about paths that gave none. The `exclude`
     patterns apply to the folder walk; with `force_exclude` to files named in `paths` too (as
     ruff's `--force-exclude`, for pre-commit, which names every staged file)."""
@@ -27,7 +28,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), force_exclude: boo
         if path.is_dir():
             found = []
             for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude))
+                dirs[:] = sorted(d for d in dirs
+                                 if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude))
                 for n in sorted(names):
                     full = os.path.join(root, n)
                     if n.endswith(MLIR_SUFFIXES) and not _excluded(full, exclude):

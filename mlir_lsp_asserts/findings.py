@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for the annotation only: the findings are below every other module of the core
+    from .dispatch.measured_cost import Measured
 
 
 class Severity(str, Enum):
@@ -91,9 +95,8 @@ class Finding:
     # Source location of the op in another file (for .mlirbc input with debug locations).
     source_location: str | None = None
     op_start: int = 0  # offset of the op (fix machinery)
-    # What a what-if compile measured for it, when one ran: a `dispatch.measured_cost.Measured`
-    # (not imported here: the findings are below every other module of the core).
-    measured: object | None = None
+    # What a what-if compile measured for it, when one ran.
+    measured: Measured | None = None
 
     @property
     def full_message(self) -> str:

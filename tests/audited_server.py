@@ -34,7 +34,8 @@ def _hook(event: str, args) -> None:
         if event == "subprocess.Popen":
             executable, argv, cwd, _env = args
             _record("spawn", event=event, executable=executable,
-                    argv=list(argv) if isinstance(argv, (list, tuple)) else argv, shell_string=isinstance(argv, (str, bytes)))
+                    argv=list(argv) if isinstance(argv, (list, tuple)) else argv,
+                    shell_string=isinstance(argv, (str, bytes)))
         else:
             _record("spawn", event=event, argv=[str(a) for a in args][:3])
     elif event == "open":

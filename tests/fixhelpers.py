@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from itertools import pairwise
 from pathlib import Path
 
 from conftest import BIN
@@ -90,7 +91,7 @@ def apply_lsp_edits(text: str, edits: list[dict]) -> str:
         assert a <= b, e
         spans.append((a, b, e["newText"]))
     spans.sort(key=lambda s: (s[0], s[1]))
-    for (_a1, b1, _), (a2, _b2, _) in zip(spans, spans[1:]):
+    for (_a1, b1, _), (a2, _b2, _) in pairwise(spans):
         assert b1 <= a2, f"overlapping edits in one fix: {spans}"
     for a, b, new in reversed(spans):
         text = text[:a] + new + text[b:]

@@ -250,7 +250,8 @@ def mutate_valid_once(c: Chooser, text: str) -> str:
     elif kind == "generic_form":  # `cf.assert %c, "m"` -> `"cf.assert"(%c) <{msg = "m"}> : (i1) -> ()`
         m = _nth(c, list(re.finditer(r'cf\.assert (%[\w$.\-]+), ("(?:[^"\\\n]|\\.)*")', text)))
         if m:
-            return text[:m.start()] + f'"cf.assert"({m.group(1)}) <{{msg = {m.group(2)}}}> : (i1) -> ()' + text[m.end():]
+            generic = f'"cf.assert"({m.group(1)}) <{{msg = {m.group(2)}}}> : (i1) -> ()'
+            return text[:m.start()] + generic + text[m.end():]
     elif kind == "second_message":
         m = _nth(c, list(re.finditer(r'cf\.assert (%[\w$.\-]+), "', text)))
         if m:
@@ -262,8 +263,8 @@ def mutate_valid_once(c: Chooser, text: str) -> str:
     elif kind == "loc":  # a trailing location on an assert
         m = _nth(c, list(_ASSERT_LINE.finditer(text)))
         if m:
-            return text[:m.end()] + pick(c, [' loc("x.py":1:2)', " loc(unknown)", ' loc(callsite("a":1:1 at "b":2:2))']) \
-                + text[m.end():]
+            loc = pick(c, [' loc("x.py":1:2)', " loc(unknown)", ' loc(callsite("a":1:1 at "b":2:2))'])
+            return text[:m.end()] + loc + text[m.end():]
     return text
 
 
@@ -383,7 +384,7 @@ def parse_chunks(text: str) -> str | None:
     """The real parser's verdict, chunk by chunk where the text has `// -----` markers (as
     `--split-input-file` and the reader treat them); None when every chunk parses."""
     from mlir_lsp_asserts.fixes.verify import real_parse_error
-    from mlir_lsp_asserts.syntax.reader import split_chunks
+    from mlir_lsp_asserts.syntax.parsed_text import split_chunks
 
     for s, e in split_chunks(text):
         err = real_parse_error(text[s:e])
@@ -414,7 +415,8 @@ def check_fixes(text: str, parse_error=None) -> dict:
             after = apply_edits(text, list(fix.edits))
             err = parse_error(after)
             if err is not None:
-                raise FixViolation(f"{fix.title} (line {f.span.start_pos.line + 1}) gives text the parser rejects: {err}")
+                raise FixViolation(f"{fix.title} (line {f.span.start_pos.line + 1}) "
+                                   f"gives text the parser rejects: {err}")
             tried += 1
     for mode in ("strip", "assume"):
         fo = fix_text(result, mode, unsafe=True)

@@ -48,7 +48,8 @@ def test_binary_garbage(tmp_path):
 
 
 def test_invalid_utf8_names_the_place(tmp_path):
-    bad = write(tmp_path, "latin1.mlir", 'func.func @f(%c: i1) {\n  cf.assert %c, "caf\xe9"\n  return\n}\n'.encode("latin-1"))
+    latin1 = 'func.func @f(%c: i1) {\n  cf.assert %c, "caf\xe9"\n  return\n}\n'.encode("latin-1")
+    bad = write(tmp_path, "latin1.mlir", latin1)
     r = run_cli("--check", "--output-format", "json", bad)
     assert r.returncode == 2
     assert json.loads(r.stdout) == []  # the output stays valid for machines
@@ -57,7 +58,8 @@ def test_invalid_utf8_names_the_place(tmp_path):
 
 
 def test_utf8_bom_and_non_ascii_positions(tmp_path):
-    text = '\ufefffunc.func @f(%c: i1) {\n  "x.y"() {s = "\U0001d11e\u00e9"} : () -> () loc("a") \n  cf.assert %c, "\U0001d11e ok"\n  return\n}\n'
+    text = ('\ufefffunc.func @f(%c: i1) {\n  "x.y"() {s = "\U0001d11e\u00e9"} : () -> () loc("a") \n'
+            '  cf.assert %c, "\U0001d11e ok"\n  return\n}\n')
     r = run_cli("--check", "--output-format", "json", write(tmp_path, "u.mlir", text))
     (d,) = json.loads(r.stdout)
     assert d["range"]["start"] == {"line": 2, "character": 2}

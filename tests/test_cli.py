@@ -57,7 +57,7 @@ def test_concise_is_the_default_and_one_based():
     ms = r.concise()
     assert [(m["path"], int(m["line"]), int(m["col"]), m["code"]) for m in ms] == [
         (str(REPRO), line, 5, "MLA001") for line in REPRO_LINES]
-    for m, msg in zip(ms, ASSERT_MSGS):
+    for m, msg in zip(ms, ASSERT_MSGS, strict=True):
         assert f'"{msg}"' in m["msg"]
     assert re.search(r"Found 4 findings in 1 file", r.stderr)
 
@@ -69,7 +69,7 @@ def test_full_shows_source_line_and_caret_under_the_op():
     src = REPRO.read_text().split("\n")
     heads = [i for i, ln in enumerate(lines) if re.match(rf"{re.escape(str(REPRO))}:\d+:\d+: MLA001 \[warning\] ", ln)]
     assert len(heads) == 4
-    for i, line_no in zip(heads, REPRO_LINES):
+    for i, line_no in zip(heads, REPRO_LINES, strict=True):
         assert lines[i].startswith(f"{REPRO}:{line_no}:5: ")
         gutter_line, caret_line = lines[i + 1], lines[i + 2]
         assert gutter_line.endswith(src[line_no - 1])
@@ -154,7 +154,7 @@ def test_github_annotations(mixed):
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     assert len(lines) == 5
-    for ln, n in zip(lines[:4], REPRO_LINES):
+    for ln, n in zip(lines[:4], REPRO_LINES, strict=True):
         assert ln.startswith(f"::warning file={mixed},line={n},col=5,endLine={n},endColumn=")
         assert "title=MLA001 assert-in-linalg-region::MLA001 " in ln
     assert lines[4].startswith("::notice file=")  # information -> notice

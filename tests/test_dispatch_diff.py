@@ -256,7 +256,7 @@ def test_alignment_pairs_equal_lines_in_order(lines, data):
     from mlir_lsp_asserts.dispatch.diff import align
 
     keep = data.draw(st.lists(st.booleans(), min_size=len(lines), max_size=len(lines)))
-    fewer = [ln for ln, k in zip(lines, keep) if k]
+    fewer = [ln for ln, k in zip(lines, keep, strict=True) if k]
     inserted = list(fewer)
     for _ in range(data.draw(st.integers(0, 3))):
         inserted.insert(data.draw(st.integers(0, len(inserted))), data.draw(st.sampled_from(["new", "  }"])))

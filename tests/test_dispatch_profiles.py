@@ -92,7 +92,8 @@ def test_unknown_profile_names_the_known_ones(tmp_path):
 
 def test_list_profiles(tmp_path):
     (tmp_path / "mlir-lsp.toml").write_text(
-        '[profiles.mi300-o3]\nflags = ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942", "--iree-opt-level=O3"]\n'
+        '[profiles.mi300-o3]\n'
+        'flags = ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942", "--iree-opt-level=O3"]\n'
         '[profiles.cpu-host]\nflags = ["--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=znver4"]\n')
     r = run_cli("--list-profiles", cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == ""
@@ -143,7 +144,8 @@ def test_a_config_that_cannot_be_read_is_an_error_not_missing_profiles(tmp_path)
     turn into "unknown profile"."""
     cfg = tmp_path / "mlir-lsp.toml"
     cfg.write_text("[profiles.mine]\nflags = 3\n")
-    for args in (("--list-profiles", "--config", cfg), ("--dispatch-count", "--config", cfg, "--profile", "mine", REPRO),
+    for args in (("--list-profiles", "--config", cfg),
+                 ("--dispatch-count", "--config", cfg, "--profile", "mine", REPRO),
                  ("--dispatch-diff", "--config", cfg, "--against-profile", "mine", REPRO)):
         r = run_cli(*args, cwd=tmp_path)
         assert r.returncode == 2, (args, r.stdout, r.stderr)

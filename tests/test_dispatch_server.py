@@ -124,7 +124,8 @@ async def test_code_lenses_refreshed_when_a_count_finishes(tmp_path, client_name
     """The top code lens offers the count; run from it, the count ends with a
     workspace/codeLens/refresh request, so that a client like VS Code asks for the lenses again
     and shows the count. A client that does not declare refreshSupport (Neovim) gets none."""
-    async with lsp_server(tmp_path, client=client_name, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}) as lsp:
+    options = {"mlirLsp": {"dispatch": {"trigger": "manual"}}}
+    async with lsp_server(tmp_path, client=client_name, options=options) as lsp:
         caps = lsp.capabilities.workspace.code_lens
         assert bool(caps and caps.refresh_support) == refresh_support
         refreshes = []

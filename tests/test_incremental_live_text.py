@@ -3,6 +3,8 @@ exactly what a whole check of its text reports, after any sequence of edits."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -153,7 +155,7 @@ def test_out_of_range_positions_are_clamped():
 def test_segments_start_at_line_starts_and_cover_the_text():
     parts = segment(BASE)
     assert parts[0][0] == 0 and parts[-1][1] == len(BASE)
-    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+    assert all(a[1] == b[0] for a, b in pairwise(parts))
     assert sum(sa for _s, _e, sa in parts) == 7  # the global and six functions
     assert all(s == 0 or BASE[s - 1] == "\n" for s, _e, _sa in parts)
 
@@ -222,14 +224,18 @@ def _model_edits(edits, line_aligned: bool) -> tuple[int, int]:
     return exact, strict
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 60), st.sampled_from(MODEL_SNIPPETS)), min_size=1, max_size=10))
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 60), st.sampled_from(MODEL_SNIPPETS)),
+                min_size=1, max_size=10))
 def test_random_edits_of_a_model_shaped_function_keep_findings_exact(small_big_blocks, edits):
     _model_edits(edits, line_aligned=False)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 2), st.sampled_from(MODEL_SNIPPETS)), min_size=1, max_size=10))
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 2), st.sampled_from(MODEL_SNIPPETS)),
+                min_size=1, max_size=10))
 def test_line_edits_of_a_model_shaped_function_keep_findings_exact(small_big_blocks, edits):
     _model_edits(edits, line_aligned=True)
 
@@ -309,7 +315,8 @@ def test_fix_all_of_a_big_function_is_the_clis_fix(small_big_blocks, mode):
     from mlir_lsp_asserts.fixes import apply_edits, fix_text
 
     doc = LiveText(MODEL, min_piece_chars=0)
-    edits = [TextEdit(sum(p.size for p in doc.pieces[:i]) + e.start, sum(p.size for p in doc.pieces[:i]) + e.end, e.new_text) for i, e in doc.fix_all(mode, False)]
+    edits = [TextEdit(sum(p.size for p in doc.pieces[:i]) + e.start, sum(p.size for p in doc.pieces[:i]) + e.end,
+                      e.new_text) for i, e in doc.fix_all(mode, False)]
     want = fix_text(check_text(MODEL), mode)
     assert want.fixed == 4 and (want.assumed == 4) == (mode == "assume")
     assert apply_edits(MODEL, edits) == want.text

@@ -112,8 +112,8 @@ def test_what_if_cannot_be_combined_with_fix(cache):
 
 def test_real_clip_l_export_costs_nothing(cache):
     """clip_l alone (a real export, 4 gather asserts): the asserts save nothing (269 both ways)."""
-    items = json.loads(run_cli("--check", "--measured-severity", "--output-format", "json", MODELS / "clip_l.input.mlir",
-                               env=cache, timeout=300).stdout)
+    items = json.loads(run_cli("--check", "--measured-severity", "--output-format", "json",
+                               MODELS / "clip_l.input.mlir", env=cache, timeout=300).stdout)
     assert len(items) == 4 and {i["code"] for i in items} == {"MLA001"}
     assert {i["severity"] for i in items} == {"information"}
     assert {i["measured"]["note"].rsplit("; ", 1)[1] for i in items} == {

@@ -107,10 +107,11 @@ def inline_bc(tmp_path_factory):
     from conftest import REPO
 
     d = tmp_path_factory.mktemp("inline")
-    src = write(d, "exported.mlir", REPRO.read_text() + EXTRA_GLOBALS.format(hex=random.Random(7).randbytes(70000).hex()))
+    weights = random.Random(7).randbytes(70000).hex()
+    src = write(d, "exported.mlir", REPRO.read_text() + EXTRA_GLOBALS.format(hex=weights))
     text, bc = d / "inline.mlir", d / "inline.mlirbc"
-    subprocess.run([sys.executable, str(REPO / "bench" / "inline_weights.py"), str(src), str(text), "--bytecode", str(bc)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run([sys.executable, str(REPO / "bench" / "inline_weights.py"), str(src), str(text),
+                    "--bytecode", str(bc)], check=True, capture_output=True, timeout=120)
     assert "dense_resource<w_w1>" in text.read_text() and "dense_resource<w_w2>" in text.read_text()
     return text, bc
 
@@ -131,7 +132,8 @@ def test_inline_weights_findings(inline_bc):
     assert r.returncode == 1
     ms = r.concise()
     assert [m["code"] for m in ms] == ["MLA001"] * 4
-    assert [m["msg"].rsplit("(from ", 1)[1].rstrip(")") for m in ms] == [f"{text}:{line}:5" for line in (18, 20, 29, 31)]
+    assert [m["msg"].rsplit("(from ", 1)[1].rstrip(")") for m in ms] == [
+        f"{text}:{line}:5" for line in (18, 20, 29, 31)]
 
 
 def test_inline_weights_text_leaves_them_out_and_says_so(inline_bc):
@@ -145,12 +147,13 @@ def test_inline_weights_text_leaves_them_out_and_says_so(inline_bc):
     notes = shown.rstrip("\n").splitlines()[-2:]
     assert notes == [
         f"// mlir-lsp: 2 dialect resources ({WEIGHT_BYTES / 1e6:.1f} MB) not shown; the bytecode file keeps them",
-        "// mlir-lsp: 1 dense literal of more than 65536 elements (0.1 MB) shown as __elided__; the bytecode file keeps them"]
+        "// mlir-lsp: 1 dense literal of more than 65536 elements (0.1 MB) shown as __elided__; "
+        "the bytecode file keeps them"]
     # every op keeps its line: the full print differs only in the literal and the resource section
     full_ir = full[:full.index("{-#")].rstrip("\n").splitlines()
     shown_ir = shown.rstrip("\n").splitlines()[:-2]
     assert len(shown_ir) == len(full_ir) + 1  # the note's blank separator line
-    changed = [(a, b) for a, b in zip(shown_ir, full_ir) if a != b]
+    changed = [(a, b) for a, b in zip(shown_ir, full_ir, strict=False) if a != b]
     assert len(changed) == 1 and "@table = dense_resource<__elided__>" in changed[0][0]
     assert '@table = dense<"0x' in changed[0][1]
     # the bytes read the same as the file on disk
@@ -167,7 +170,8 @@ def test_inline_weights_fix_keeps_every_weight_byte(inline_bc, tmp_path, mode):
     shutil.copyfile(bc, work)
     os.chmod(work, 0o640)
     before = iree_opt_text(bc)
-    assert before.count("cf.assert") == 4 and "w_w1:" in resource_section(before) and "w_w2:" in resource_section(before)
+    assert before.count("cf.assert") == 4
+    assert "w_w1:" in resource_section(before) and "w_w2:" in resource_section(before)
     r = run_cli("--check", "--fix", "--fix-mode", mode, work)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "fixed 4" in r.stderr

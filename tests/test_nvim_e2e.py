@@ -24,7 +24,8 @@ FORMS = {
                'vim.g.mlir_lsp_settings = {{ severity = {{ MLA001 = "error" }} }}\n'
                'dofile("{nvim}/mlir_lsp.lua")\n'),
     "runtimepath": ('vim.opt.runtimepath:prepend("{nvim}")\n'
-                    'vim.lsp.config("mlir_lsp", {{ cmd = {cmd}, settings = {{ mlirLsp = {{ severity = {{ MLA001 = "error" }} }} }} }})\n'
+                    'vim.lsp.config("mlir_lsp", {{ cmd = {cmd}, '
+                    'settings = {{ mlirLsp = {{ severity = {{ MLA001 = "error" }} }} }} }})\n'
                     'vim.lsp.enable("mlir_lsp")\n'),
 }
 

@@ -160,14 +160,14 @@ def our_ops(chunk: str, implicit_module: bool) -> tuple[list[tuple], Reader]:
 
 def _normalise(real: list, ours: list) -> None:
     """Blank out, in `real`, what the text cannot tell (see the record description)."""
-    for r, o in zip(real, ours):
+    for r, o in zip(real, ours, strict=False):
         if r[2] is None:  # a location that is not a position in this chunk
             o[2] = None
         if o[3] is None:  # results not written in the text (e.g. `torch.nn_module { } : T`)
             r[3] = None
         if len(r[4]) == len(o[4]):
-            for rr, orr in zip(r[4], o[4]):
-                for rb, ob in zip(rr, orr):
+            for rr, orr in zip(r[4], o[4], strict=True):
+                for rb, ob in zip(rr, orr, strict=False):
                     if ob[0] == -1:  # entry block args are in the op's signature, not a label
                         rb[0] = -1
 
@@ -199,7 +199,8 @@ def test_reader_matches_real_parser_on_every_accepted_chunk():
         _normalise(real, ours)
         compared += len(real)
         if real != ours:
-            first = next((i for i, (a, b) in enumerate(zip(real, ours)) if a != b), min(len(real), len(ours)))
+            first = next((i for i, (a, b) in enumerate(zip(real, ours, strict=False)) if a != b),
+                         min(len(real), len(ours)))
             mismatches.append((c.label, "real", real[first:first + 1], "ours", ours[first:first + 1],
                                len(real), len(ours)))
     assert not with_issues, f"{len(with_issues)} accepted chunks get syntax issues, e.g. {with_issues[:5]}"

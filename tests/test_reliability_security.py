@@ -72,7 +72,8 @@ async def test_runtime_spawns_and_writes_of_the_server(tmp_path):
         await lsp.text_document_code_action_async(types.CodeActionParams(
             types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(40, 0)),
             types.CodeActionContext(diagnostics=[])))
-        await lsp.text_document_semantic_tokens_full_async(types.SemanticTokensParams(types.TextDocumentIdentifier(uri)))
+        await lsp.text_document_semantic_tokens_full_async(
+            types.SemanticTokensParams(types.TextDocumentIdentifier(uri)))
         await lsp.protocol.send_request_async("mlirLsp/bytecodeToText", {"uri": uri})
         await still_answers(lsp, uri)
     events = [json.loads(ln) for ln in log.read_text().splitlines()]
@@ -152,7 +153,8 @@ async def test_request_paths_outside_the_workspace_are_refused(tmp_path):
     async with lsp_server(tmp_path, folders=[ws]) as lsp:
         for p in (outside_doc, link):
             await open_and_wait(lsp, p.as_uri(), p.read_text())
-            for method in ("mlirLsp/dispatchCount", "mlirLsp/bytecodeToText", "mlirLsp/checkFromDisk", "mlirLsp/fixOnDisk"):
+            for method in ("mlirLsp/dispatchCount", "mlirLsp/bytecodeToText", "mlirLsp/checkFromDisk",
+                           "mlirLsp/fixOnDisk"):
                 res = await lsp.protocol.send_request_async(method, {"uri": p.as_uri(), "mode": "strip"})
                 assert "outside the workspace" in res.error and str(p) in res.error, (method, res)
         assert outside_doc.read_text() == REPRO.read_text()  # fixOnDisk wrote nothing there

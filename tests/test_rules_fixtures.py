@@ -46,7 +46,7 @@ def test_seed_gives_four_mla001_on_its_assert_lines(seed_text):
         ("MLA001", 24, 9), ("MLA001", 26, 9), ("MLA001", 55, 9), ("MLA001", 57, 9)]
     lines = seed_text.split("\n")
     generic_lines = [19, 50]  # the two `linalg.generic`s (1-based)
-    for f, gen_line in zip(fs, [19, 19, 50, 50]):
+    for f, gen_line in zip(fs, [19, 19, 50, 50], strict=True):
         # the range is the whole `cf.assert` op, nothing more
         assert seed_text[f.span.start:f.span.end] == lines[f.span.start_pos.line].strip()
         assert seed_text[f.span.start:f.span.end].startswith("cf.assert %")

@@ -367,4 +367,5 @@ async def test_a_crash_of_the_real_parser_is_said_and_the_server_lives(client: L
     assert "IREE's parser crashed (SIGSEGV)" in note.message
     assert note.severity == types.DiagnosticSeverity.Information
     assert len([d for d in diags if d.code == "MLA001"]) == 16
-    assert await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))
+    assert await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))

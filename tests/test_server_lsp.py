@@ -102,7 +102,8 @@ async def test_seed_diagnostics_and_assume_quick_fix(client: LanguageClient):
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
-                         for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)]))
+                         for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                                         reverse=True)]))
     diags = await wait_publish(client, uri, 2)
     assert [d.range.start.line for d in diags if d.code == "MLA001"] == [49, 51]
 

@@ -36,7 +36,7 @@ def _statement_mismatches(text: str) -> tuple[int, list[str]]:
     n, bad = 0, []
     for _c, u in full.units():
         lu = by_start[u.start]
-        for (s, close), pairs, region in zip(lu.lazy_regions, lu.lazy_children, u.regions):
+        for (s, close), pairs, region in zip(lu.lazy_regions, lu.lazy_children, u.regions, strict=False):
             if len(region.blocks) != 1:
                 continue
             hi = close - 1 if text[close - 1] == "}" else close

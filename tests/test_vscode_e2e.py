@@ -137,7 +137,8 @@ def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict) 
             os.killpg(proc.pid, 9)
         log.close()
     shutil.copyfile(tmp_path / "code-server.log", artifacts / "code-server.log")
-    exthost = sorted(user.glob("logs/**/exthost*/**/*mlir-lsp*.log")) + sorted(user.glob("logs/**/output_*/*mlir-lsp*.log"))
+    exthost = (sorted(user.glob("logs/**/exthost*/**/*mlir-lsp*.log"))
+               + sorted(user.glob("logs/**/output_*/*mlir-lsp*.log")))
     for i, p in enumerate(exthost):
         shutil.copyfile(p, artifacts / f"output-{i}-{p.name}")
     assert drv.stdout.strip(), drv.stderr
@@ -164,11 +165,13 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     first = findings[0]
     assume = next(f for f in first["fixes"] if f["mode"] == "assume")
     expected = _apply(SEED.read_text(), assume["edits"])
-    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json", "--stdin-filename", SEED.name, "-"],
+    left = json.loads(subprocess.run([str(SERVER), "--check", "--output-format", "json",
+                                      "--stdin-filename", SEED.name, "-"],
                                      input=expected, capture_output=True, text=True).stdout)
     assert len(left) == 2  # the fix rewrites one gather's pair of asserts; the other gather's stay
 
-    seen, exthost = drive(tmp_path, ws, ARTIFACTS, {"mlirLsp.workspace.watch": False},  # only the open files in the Problems panel
+    # workspace.watch off: only the open files in the Problems panel
+    seen, exthost = drive(tmp_path, ws, ARTIFACTS, {"mlirLsp.workspace.watch": False},
                           {"seed": str(seed), "seedLine": first["range"]["start"]["line"] + 1, "repro": str(repro),
                            "onRequest": str(on_request), "findingsAfterFix": len(left), "bytecode": str(bytecode)})
 
@@ -183,7 +186,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert "util.assume.int" in seed.read_text()
     assert len([r for r in seen["problemsAfterFix"] if "MLA001" in r]) == len(left), seen["problemsAfterFix"]
     # The repro: 4 dispatches, 3 with the asserts removed.
-    assert "4 dispatches" in seen["statusBar"] and "what-if 3" in seen["statusBar"] and "-1" in seen["statusBar"], seen["statusBar"]
+    bar = seen["statusBar"]
+    assert "4 dispatches" in bar and "what-if 3" in bar and "-1" in bar, bar
     # The code lens at the top of the file says the same once the count finishes, with nobody
     # touching the document (the server's workspace/codeLens/refresh), not "count dispatches".
     assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["codeLenses"], seen["codeLenses"]
@@ -191,14 +195,18 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     # The dispatch-creation IR in a read-only editor (or, while the server has no such request,
     # the server's own error message), and the bytecode file as text.
     ir = seen["dispatchIR"]
-    assert ("flow.dispatch.workgroups" in ir["text"].replace("\u00a0", " ")) if ir["tab"] else ("dispatch-creation IR:" in ir["error"]), ir
+    if ir["tab"]:
+        assert "flow.dispatch.workgroups" in ir["text"].replace("\u00a0", " "), ir
+    else:
+        assert "dispatch-creation IR:" in ir["error"], ir
     assert "cf.assert" in seen["bytecodeText"] and "linalg.generic" in seen["bytecodeText"], seen["bytecodeText"]
     # mlirLsp.ignore changed in the user settings: the server dropped MLA001 (no restart).
     assert not any("MLA001" in r for r in seen["problemsIgnored"]), seen["problemsIgnored"]
     # A count asked for from the code lens (trigger manual): the lens shows it when it finishes.
     assert any("count dispatches" in lens for lens in seen["lensesBeforeCount"]), seen["lensesBeforeCount"]
     assert "4 dispatches" in seen["statusBarOnRequest"], seen["statusBarOnRequest"]
-    assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["lensesAfterCount"], seen["lensesAfterCount"]
+    lenses = seen["lensesAfterCount"]
+    assert "4 dispatches (default), 3 with the asserts removed (-1)" in lenses, lenses
     assert not any("count dispatches" in lens for lens in seen["lensesAfterCount"]), seen["lensesAfterCount"]
     assert exthost, "no mlir-lsp output channel log"
     starts = [ln for ln in exthost[0].read_text().splitlines() if ln.startswith("[server] /")]
@@ -240,20 +248,21 @@ def test_vscode_file_above_the_sync_limit(tools, tmp_path):
     assert seen["bigSquiggles"] >= 1 and "cf.assert" in seen["bigLines"], seen["bigLines"]
     # The item's menu: the dispatch count on request, both fixes, a new check.
     menu = " | ".join(seen["menu"])
-    for item in ("Count dispatches", "Fix the file on disk (strip asserts)", "Fix the file on disk (rewrite to util.assume.int)",
-                 "Check again from disk"):
+    for item in ("Count dispatches", "Fix the file on disk (strip asserts)",
+                 "Fix the file on disk (rewrite to util.assume.int)", "Check again from disk"):
         assert item in menu, menu
     # The fix command rewrote the file on disk (VS Code reloaded it), and the findings went.
     assert seen["fixedOnDisk"] == {"assume": 2, "asserts": 0}, seen["fixedOnDisk"]
     assert seen["fixed"]["problems"] == [] and seen["fixed"]["statusBar"].endswith("0 findings"), seen["fixed"]
-    assert "4 asserts fixed on disk (rewrite to util.assume.int); 0 findings left" in seen["fixNotice"], seen["fixNotice"]
+    notice = seen["fixNotice"]
+    assert "4 asserts fixed on disk (rewrite to util.assume.int); 0 findings left" in notice, notice
     # Changed on disk again (the original copied back): checked again, by the file watcher.
     assert len(seen["rechecked"]["problems"]) == 4 and seen["squigglesAfterChange"] >= 1, seen["rechecked"]
     assert big.read_bytes() == original.read_bytes()
     # dispatch.autoMaxMegabytes: the small synced file was not counted on open.
     assert "dispatches: ?" in " ".join(seen["smallStatusBar"]), seen["smallStatusBar"]
     assert not any(re.search(r"\d+ dispatch", t) for t in seen["smallStatusBar"] + seen["smallLenses"]), seen
-    for name in ("1-big-file-checked-from-disk", "2-big-file-menu", "3-big-file-fixed-on-disk", "4-big-file-changed-on-disk",
-                 "5-auto-max-megabytes"):
+    for name in ("1-big-file-checked-from-disk", "2-big-file-menu", "3-big-file-fixed-on-disk",
+                 "4-big-file-changed-on-disk", "5-auto-max-megabytes"):
         assert (ARTIFACTS.with_name("vscode-big-file") / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end, file above the sync limit: {time.monotonic() - t_start:.1f} s")

@@ -32,10 +32,17 @@ def test_show_settings_prints_the_server_defaults_as_json():
     assert shown["dispatch"]["profile"] == "default" and shown["dispatch"]["trigger"] == "save"
 
 
+def _declared_settings() -> dict:
+    """The settings vscode-client/package.json declares, by full name."""
+    manifest = json.loads((REPO / "vscode-client" / "package.json").read_text())
+    return manifest["contributes"]["configuration"]["properties"]
+
+
 def test_package_json_declares_every_server_setting_with_the_server_default():
     shown = _flatten(json.loads(run_cli("--show-settings").stdout))
-    props = json.loads((REPO / "vscode-client" / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    declared = {k.removeprefix("mlirLsp."): p for k, p in props.items() if not k.removeprefix("mlirLsp.").startswith(CLIENT_ONLY)}
+    props = _declared_settings()
+    declared = {k.removeprefix("mlirLsp."): p for k, p in props.items()
+                if not k.removeprefix("mlirLsp.").startswith(CLIENT_ONLY)}
     assert sorted(declared) == sorted(shown)
     for key, value in shown.items():
         assert declared[key]["default"] == value, key
@@ -47,7 +54,8 @@ def test_package_json_declares_every_server_setting_with_the_server_default():
 def _keys_read(fn, var: str) -> set[str]:
     """The setting keys a configure function reads from the dict named var."""
     src = inspect.getsource(fn)
-    pats = (rf'"(\w+)" in {var}\b', rf'\b{var}\.get\("(\w+)"', rf'\b{var}\["(\w+)"\]', r'\("(\w+)", "\w+", (?!")')  # (key, attribute, type or scale) tables
+    pats = (rf'"(\w+)" in {var}\b', rf'\b{var}\.get\("(\w+)"', rf'\b{var}\["(\w+)"\]',
+            r'\("(\w+)", "\w+", (?!")')  # the last: (key, attribute, type or scale) tables
     return {m for p in pats for m in re.findall(p, src)}
 
 
@@ -106,8 +114,7 @@ def test_extension_commands_do_not_reuse_the_server_command_ids():
 def test_package_json_suggests_every_builtin_profile():
     from mlir_lsp_asserts.dispatch.flags import BUILTIN_PROFILES
 
-    props = json.loads((REPO / "vscode-client" / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    setting = props["mlirLsp.dispatch.profile"]
+    setting = _declared_settings()["mlirLsp.dispatch.profile"]
     assert setting["examples"] == list(BUILTIN_PROFILES)
     for name in BUILTIN_PROFILES:
         assert f"`{name}`" in setting["markdownDescription"], name

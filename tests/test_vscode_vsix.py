@@ -24,15 +24,16 @@ def test_vsix_is_one_small_bundle():
     with zipfile.ZipFile(VSIX) as z:
         names = set(z.namelist())
         assert [n for n in names if n.endswith(".js")] == [BUNDLE], sorted(names)
-        assert names == {"[Content_Types].xml", "extension.vsixmanifest", "extension/package.json", "extension/readme.md",
-                         "extension/language-configuration.json", BUNDLE}, sorted(names)
+        assert names == {"[Content_Types].xml", "extension.vsixmanifest", "extension/package.json",
+                         "extension/readme.md", "extension/language-configuration.json", BUNDLE}, sorted(names)
         manifest = json.loads(z.read("extension/package.json"))
         bundle = z.read(BUNDLE).decode()
     assert "extension/" + manifest["main"].removeprefix("./") == BUNDLE
     assert VSIX.stat().st_size < MAX_BYTES, f"{VSIX.stat().st_size} bytes"
     # Everything else is inside the bundle: it loads only `vscode` and node's built-in modules.
-    builtins = set(json.loads(subprocess.run([str(NODE24_BIN / "node"), "-p", "JSON.stringify(require('module').builtinModules)"],
-                                             capture_output=True, text=True, check=True).stdout))
+    builtins = set(json.loads(subprocess.run(
+        [str(NODE24_BIN / "node"), "-p", "JSON.stringify(require('module').builtinModules)"],
+        capture_output=True, text=True, check=True).stdout))
     loaded = set(re.findall(r'require\("([^"]+)"\)', bundle))
     assert "vscode" in loaded
     assert {m for m in loaded - {"vscode"} if m.removeprefix("node:") not in builtins} == set(), loaded

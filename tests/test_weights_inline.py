@@ -144,8 +144,8 @@ async def test_server_checks_an_export_sent_whole(client: LanguageClient, big_in
     assert any("util.assume.int" in a.title for a in actions)
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        [types.TextDocumentContentChangePartial(types.Range(types.Position(lines[0] - 1, 0), types.Position(lines[0] - 1, 0)),
-                                                "// ")]))
+        [types.TextDocumentContentChangePartial(
+            types.Range(types.Position(lines[0] - 1, 0), types.Position(lines[0] - 1, 0)), "// ")]))
     assert len(await _publish(client, uri, 2)) == 3
 
     # hover on a line of the weights: an answer, not an error

@@ -59,7 +59,7 @@ class Spinner:
     def __init__(self, label: str, enabled: bool):
         self.label, self.enabled = label, enabled
         self._stop = threading.Event()
-        self._t = None
+        self._t: threading.Thread | None = None
 
     def __enter__(self):
         if self.enabled:

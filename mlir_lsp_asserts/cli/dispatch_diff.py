@@ -178,9 +178,9 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
         fo = pool.submit(_side, other_counter, label, other_path, other_text, other_flags, other_profile, other_input)
         try:
             done, _ = wait((fc, fo), return_when=FIRST_EXCEPTION)
-            failed = next((f for f in (fc, fo) if f in done and f.exception() is not None), None)
+            failed = next((e for e in (f.exception() for f in (fc, fo) if f in done) if e is not None), None)
             if failed is not None:
-                raise failed.exception()  # the side that failed, not the other one cancelled for it
+                raise failed  # the side that failed, not the other one cancelled for it
             cur, other = fc.result(), fo.result()
         except BaseException:
             counter.cancel_all()  # the other side too, also a compile it has yet to start

@@ -97,9 +97,9 @@ def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> li
                 if m.group(1) in files:
                     locs.add((int(m.group(2)), int(m.group(3))))
         last = text[text.rfind("\n", 0, end) + 1:end]
-        m = _LOC.search(last)
-        if m and m.group(1) in files:
-            own = (int(m.group(2)), int(m.group(3)))
+        at = _LOC.search(last)
+        if at and at.group(1) in files:
+            own = (int(at.group(2)), int(at.group(3)))
         out.append(Site(dispatch_name(key, ordinal[key]), key, own, sorted(locs)))
         ordinal[key] += 1
     return out

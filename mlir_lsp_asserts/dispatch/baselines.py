@@ -116,7 +116,7 @@ def _ranges(lines: list[int]) -> str:
 
 
 def _unranges(text: str) -> list[int]:
-    out = []
+    out: list[int] = []
     for part in filter(None, text.split(",")):
         a, _, b = part.partition("-")
         out.extend(range(int(a), int(b or a) + 1))
@@ -177,8 +177,9 @@ def expand(stored: dict, lines: list[str]) -> list[Dispatch] | None:
                     by_hash[line_hash(text)].append(i)
             cands = by_hash.get(h, [])
             where[ln] = min(cands, key=lambda c: abs(c - ln - shift)) if cands else None
-        if where[ln] is not None:
-            shift = where[ln] - ln
+        found = where[ln]
+        if found is not None:
+            shift = found - ln
     raw = []
     for name, function, root, srcs in rows:
         moved = sorted({(ln, _col(lines, ln)) for ln in (where.get(s) for s in srcs) if ln is not None})

@@ -15,8 +15,10 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .cache import cache_root, read_json, write_json
 
@@ -158,16 +160,18 @@ class Run:
         if self._cancelled.is_set():
             raise CompilerError("cancelled")
         try:
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, cwd=self.cwd, start_new_session=True)
+            proc = self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                 stderr=subprocess.PIPE, cwd=self.cwd, start_new_session=True)
         except OSError as e:
             raise CompilerError(f"cannot run {self.argv[0]}: {e.strerror or e}") from None
+        stderr = proc.stderr
+        assert stderr is not None  # stderr=PIPE
         chunks: list[bytes] = []
         size = 0
 
         def drain():
             nonlocal size
-            for block in iter(lambda: self._proc.stderr.read(65536), b""):
+            for block in iter(lambda: stderr.read(65536), b""):
                 if size < max_stderr:
                     chunks.append(block[: max_stderr - size])
                 size += len(block)
@@ -186,7 +190,7 @@ class Run:
         timer.daemon = True
         timer.start()
         try:
-            code = self._proc.wait()
+            code = proc.wait()
         finally:
             timer.cancel()
             self._kill()  # stragglers of the group first: they hold the stderr pipe open
@@ -219,7 +223,7 @@ DIAG_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?:(?P<col>\d+):)? "
                        r"(?P<sev>error|warning|note|remark): (?P<msg>.*)$", re.M)
 
 
-def parse_diagnostics(stderr: str, files: dict[str, object]) -> list[dict]:
+def parse_diagnostics(stderr: str, files: Mapping[str, Callable[[int], int] | None]) -> list[dict]:
     """The compiler's `file:line:col: error: msg` diagnostics, each note attached to the error or
     warning before it. `files` maps the input files' names to a function that turns their line
     numbers into the user's (None: as they are); diagnostics at other places keep no line."""
@@ -232,7 +236,7 @@ def parse_diagnostics(stderr: str, files: dict[str, object]) -> list[dict]:
             line, col = int(m["line"]), int(m["col"] or 1)
             if mapper is not None:
                 line = mapper(line)
-        d = {"line": line, "column": col, "severity": sev, "message": m["msg"].strip(), "notes": []}
+        d: dict[str, Any] = {"line": line, "column": col, "severity": sev, "message": m["msg"].strip(), "notes": []}
         if sev == "note" and out:
             out[-1]["notes"].append(d)
             del d["notes"]

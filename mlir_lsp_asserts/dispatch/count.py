@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,7 +148,7 @@ class DispatchCounter:
         """After a `cancel_all`, once its runs are done: the counter serves the next file again."""
         self.cancelled = False
 
-    def _run(self, argv: list[str], files: dict | None = None) -> str:
+    def _run(self, argv: list[str], files: Mapping[str, Callable[[int], int] | None] | None = None) -> str:
         run = Run(argv, self.timeout)
         self.runs.append(run)
         if self.cancelled:
@@ -189,7 +189,7 @@ class DispatchCounter:
         with _workdir(text, input_path) as (tmp, src):
             pre = [f"--compile-from={compile_from}"] if compile_from else []
             dbg = ["--mlir-print-debuginfo"] if attribution else []
-            known = {src: line_map, **{f: None for f in files}}
+            known: dict[str, Callable[[int], int] | None] = {src: line_map, **{f: None for f in files}}
             out, final = self._ir_target(tmp, key)
             try:
                 self._run([self.compiler.path, src, *pre, *flags, *dbg, "--compile-to=dispatch-creation", "-o", out],

@@ -318,10 +318,13 @@ def against_baseline(current: Side, baseline: Baseline, key: str, label: str,
     them. With a count but no attribution (a version-1 baseline), or without `explain` (the
     current side has no attribution to match), the diff has `new` and `gone` None: the count
     says how many, not which."""
-    golden = baseline.counts.get(key, {}).get(current.profile)
+    profile = current.profile
+    if profile is None:  # a baseline keeps counts per profile
+        return None
+    golden = baseline.counts.get(key, {}).get(profile)
     if not isinstance(golden, int):
         return None
-    stored = baseline.stored(key, current.profile) if explain else None
+    stored = baseline.stored(key, profile) if explain else None
     before = expand(stored, current.lines or []) if stored is not None else None
     if before is None:  # the counts only: no dispatches to match, no causes to read
         side = Side(label, current.path, golden, {}, [], None, None, current.profile)

@@ -121,10 +121,10 @@ class Measurement:
     def saved(self) -> int:
         return self.flow_dispatches - self.what_if_flow_dispatches
 
-    def at_lines(self, lines) -> Measured:
+    def at_lines(self, lines: Iterable[int | None]) -> Measured:
         """The measurement for an assert at the first of `lines` (1-based) that some dispatch
         holds; the later lines are fallbacks (the linalg op around the assert)."""
-        names = None
+        names: tuple[str, ...] | None = None
         if self._by_line is not None:
             names = ()
             for line in lines:

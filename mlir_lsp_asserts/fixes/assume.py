@@ -95,12 +95,12 @@ def read_condition(scope: Scope, text: str, op: Op) -> AssertCondition:
     lc, rc = constant_value(scope, text, cmp.lhs, d.op), constant_value(scope, text, cmp.rhs, d.op)
     if lc is not None and rc is not None:
         raise NoRange("the comparison is between two constants")
-    if lc is None and rc is None:
-        raise NoRange("the bound is not a constant (a dynamic bound cannot be written as a fact)")
     if rc is not None:
         value, pred, const = cmp.lhs, cmp.predicate, rc
-    else:
+    elif lc is not None:
         value, pred, const = cmp.rhs, SWAPPED[cmp.predicate], lc
+    else:
+        raise NoRange("the bound is not a constant (a dynamic bound cannot be written as a fact)")
     if pred == "ne":
         raise NoRange("`ne` excludes one value: not one interval")
     return AssertCondition(op, d.op, value, pred, const, width, cmp.type)
@@ -116,10 +116,8 @@ def constant_value(scope: Scope, text: str, name: str, at: Op) -> int | None:
     return None
 
 
-def _cast_of(scope: Scope, text: str, d: Definition | None) -> CastOp | None:
-    if d is None or d.op is None:
-        return None
-    c = op_detail(text, d.op)
+def _cast_of(text: str, op: Op) -> CastOp | None:
+    c = op_detail(text, op)
     if isinstance(c, CastOp) and c.kind in CAST_KINDS:
         return c
     return None
@@ -130,8 +128,8 @@ def trace_root(scope: Scope, text: str, name: str, at: Op, type_hint: str) -> tu
     steps = []  # (kind, to_width, name, type, defining op, definition) from value up
     cur, cur_type = name, type_hint
     d = scope.find_def(cur, at)
-    while True:
-        cast = _cast_of(scope, text, d)
+    while d is not None and d.op is not None:
+        cast = _cast_of(text, d.op)
         if cast is None:
             break
         steps.append((CAST_KINDS[cast.kind], cur, cast.result_type, d))
@@ -227,7 +225,9 @@ def _add_cast_users(scope: Scope, text: str, g: AssumeGroup, members: dict[str, 
                 deriv = members[c.source].derivation.extend(CAST_KINDS[c.kind], w)
             except NoRange:
                 continue
-            d = Definition(o.results[0][0], o, g.block, containing(o)[0])
+            where = containing(o)
+            assert where is not None  # o is in g.block, which `containing` gave for an assert
+            d = Definition(o.results[0][0], o, g.block, where[0])
             members[o.results[0][0]] = Member(o.results[0][0], c.result_type, deriv, o, d)
             changed = True
 

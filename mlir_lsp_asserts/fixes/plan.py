@@ -61,13 +61,19 @@ def dead_ops(scope: Scope, seeds: list[Op]) -> list[Op]:
 _BLANK = re.compile(r"[ \t\r]*")
 
 
+def _blanks_end(text: str, start: int, end: int) -> int:
+    """Where the blanks (spaces, tabs, CRs) at `start` end, at most at `end`."""
+    m = _BLANK.match(text, start, end)
+    return m.end() if m else start  # the pattern matches everywhere, if only the empty string
+
+
 def line_deletion(text: str, op: Op) -> tuple[int, int]:
     """The span to delete for `op`: its whole line(s) when it stands alone, else the op text."""
     ls = text.rfind("\n", 0, op.start) + 1
     le = text.find("\n", op.end)
     le = len(text) if le == -1 else le
     alone_before = _BLANK.fullmatch(text, ls, op.start) is not None
-    after_end = _BLANK.match(text, op.end, le).end()
+    after_end = _blanks_end(text, op.end, le)
     if alone_before and after_end == le:
         return ls, (le + 1 if le < len(text) else le)
     if alone_before and text.startswith("//", after_end):
@@ -80,7 +86,7 @@ def line_deletion(text: str, op: Op) -> tuple[int, int]:
 
 def indentation_of(text: str, op: Op) -> str:
     ls = text.rfind("\n", 0, op.start) + 1
-    return _BLANK.match(text, ls, op.start).group(0).replace("\r", "")
+    return text[ls:_blanks_end(text, ls, op.start)].replace("\r", "")
 
 
 def newline_of(text: str) -> str:
@@ -108,9 +114,11 @@ def plan_edits(text: str, scope: Scope, strip: list[Op], groups: list[AssumeGrou
             t.new_name = scope.fresh_name(wanted, last_assert, taken)
             taken.add(t.new_name)
             anchor = last_assert
-            if m.defining_op is not None and m.defining_op.start > anchor.start and \
-                    containing(m.defining_op) and containing(m.defining_op)[1] is g.block:
-                anchor = m.defining_op
+            later_def = m.defining_op
+            if later_def is not None and later_def.start > anchor.start:
+                where = containing(later_def)
+                if where is not None and where[1] is g.block:
+                    anchor = later_def
             line = f"%{t.new_name} = util.assume.int %{m.name}{t.fact} : {m.type}"
             anchored.setdefault(id(anchor), []).append(line)
             anchor_ops[id(anchor)] = anchor

@@ -8,6 +8,8 @@ are here too, so that a piece is always checked the same way, whoever made it.
 
 from __future__ import annotations
 
+import itertools
+
 from ..check import CheckResult, check_text
 from ..config import Settings
 from ..syntax import statements
@@ -108,7 +110,7 @@ class PieceMaker:
         cuts = [header_end, *cut_points(bs, header_end, closer_ls), closer_ls]
         labels = block_labels(text, brace + 1, close - 1, op.lazy_children[0])
         pieces = [view_piece(text, s, header_end, False, "header", unit)]
-        for a, b in zip(cuts, cuts[1:]):
+        for a, b in itertools.pairwise(cuts):
             if a < b:
                 p = view_piece(text, a, b, True, "body", unit)
                 p.pairs = slice_pairs(op.lazy_children[0], a, b)

@@ -5,6 +5,7 @@ braces no longer balance, its header no longer opens its region) reads the whole
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from ..syntax import statements
@@ -67,11 +68,13 @@ class Editor:
             new = self._edit_header(i, merged)
         elif kinds == {"closer"}:
             new = self._edit_closer(i, merged)
-            if new is not None and j + 1 < len(self.live.pieces) and not starts_statement(new[-1].text, self.live.pieces[j + 1].text):
+            pieces_ = self.live.pieces
+            if new is not None and j + 1 < len(pieces_) and not starts_statement(new[-1].text, pieces_[j + 1].text):
                 new = None
         elif kinds == {"unit"}:
             new = self._edit_units(merged)
-            if new is not None and self.live.exact and len(self.live.pieces) > 1 and not self._boundaries_hold(i, j, new):
+            if (new is not None and self.live.exact and len(self.live.pieces) > 1
+                    and not self._boundaries_hold(i, j, new)):
                 new = None  # an op now runs across a piece's edge: exact, read as a whole check does
         else:
             new = None
@@ -130,7 +133,8 @@ class Editor:
                 return None, i, j, merged
         else:
             return None, i, j, merged
-        if self.live.pieces[i - 1].kind == "header" and not opens_region(self.live.pieces[i - 1].text, unit.brace, merged):
+        before = self.live.pieces[i - 1]
+        if before.kind == "header" and not opens_region(before.text, unit.brace, merged):
             return None, i, j, merged
         unit.body_chars += len(merged) - old_chars
         if unit.body_chars <= statements.BIG_BLOCK_CHARS:
@@ -139,7 +143,8 @@ class Editor:
             return [self.live.maker.body_piece(merged, unit, pairs)], i, j, merged
         bs = BlockStatements(merged, 0, len(merged), Op(unit.op.name, 0, 0, 0, [], False, unit.op.parent), pairs)
         cuts = [0, *cut_points(bs, 0, len(merged)), len(merged)]
-        return [self.live.maker.body_piece(merged[a:b], unit) for a, b in zip(cuts, cuts[1:]) if a < b], i, j, merged
+        made = [self.live.maker.body_piece(merged[a:b], unit) for a, b in itertools.pairwise(cuts) if a < b]
+        return made, i, j, merged
 
     def _edit_closer(self, i: int, merged: str) -> list[Piece] | None:
         """A big function's closing line and what follows it edited (typing a new function after

@@ -42,15 +42,18 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 
 from ..check import CheckResult
 from ..config import Settings
-from ..findings import TextEdit
+from ..findings import Finding, TextEdit
 from ..fixes import attach_fixes
 from .big_function import BigFunctions
 from .building import PieceMaker
 from .editing import Editor
+from .located import Elsewhere, FindingGroup, Place, Range, Symbol
 from .pieces import Outline, Piece, Pos, outline_of, segment
 
 PIECES_MIN_CHARS = 128 * 1024  # clip_l's 400 KB of IR checked whole: 47 ms an edit; in pieces 2.7 ms
@@ -192,5 +195,130 @@ class LiveText:
         end = p.lines.position(o.end)
         return start, (end[0] + self._line0[i], end[1])
 
+
+    # -- answers in document coordinates (no caller sees a piece) ------------------------------
+    @property
+    def size(self) -> int:
+        """Characters of the text (without joining the pieces)."""
+        return len(self._text) if self._text is not None else sum(p.size for p in self.pieces)
+
+    @property
+    def in_pieces(self) -> bool:
+        return len(self.pieces) > 1
+
+    def first_line_of(self, i: int) -> int:
+        return self._line0[i]
+
+    def piece_kind(self, i: int) -> str:
+        return self.pieces[i].kind
+
+    def checked_with_fixes(self, i: int) -> CheckResult | None:
+        return self.with_fixes(i)
+
+    def place(self, line: int, character: int) -> Place:
+        """A position, resolved for navigation (clamped into the document)."""
+        i, off = self.locate(line, character)
+        return Place(self, i, off, self.result_of(i))
+
+    def _group(self, i: int, with_fixes: bool) -> FindingGroup | None:
+        p = self.pieces[i]
+        result = self.with_fixes(i) if with_fixes else p.result
+        return None if result is None else FindingGroup(i, result, self._line0[i], p.lines)
+
+    def finding_groups(self, first_line: int = 0, last_line: int | None = None, *,
+                       with_fixes: bool = False) -> list[FindingGroup]:
+        """The groups of findings on lines first_line..last_line (None: to the end)."""
+        i = self.piece_at_line(first_line)
+        j = len(self.pieces) - 1 if last_line is None else self.piece_at_line(last_line)
+        out = []
+        for k in range(i, j + 1):
+            p = self.pieces[k]
+            if p.result is not None and p.result.findings:
+                g = self._group(k, with_fixes)
+                if g is not None:
+                    out.append(g)
+        return out
+
+    def finding_group(self, key: object, *, with_fixes: bool = True) -> FindingGroup | None:
+        """The group a `FindingGroup.key` named, in this same version of the document."""
+        if not isinstance(key, int) or not 0 <= key < len(self.pieces):
+            return None
+        return self._group(key, with_fixes)
+
+    def rendered_findings(self, render: Callable[[list[Finding], int], str],
+                          tag: object) -> Iterator[tuple[str, int, int]]:
+        """(rendering, number of findings, first line) of each group, in order. A rendering is
+        kept with its group and made again (`render(findings, first_line)`) only when the group
+        changed, moved, or `tag` (what else the rendering shows) changed."""
+        for i, p in enumerate(self.pieces):
+            if p.result is None or not p.result.findings:
+                continue
+            line0 = self._line0[i]
+            if p.rendered is None or p.rendered[0] != (line0, tag):
+                p.rendered = ((line0, tag), render(p.result.findings, line0))
+            yield p.rendered[1], len(p.result.findings), line0
+
+    def fix_all_edits(self, mode: str, unsafe: bool) -> list[tuple[Range, str]]:
+        """Every fix of `mode` in the document at once, as document ranges and their new text."""
+        out: list[tuple[Range, str]] = []
+        for i, e in self.fix_all(mode, unsafe):
+            out.append((self._range(i, e.start, e.end), e.new_text))
+        return out
+
+    def _range(self, i: int, start: int, end: int) -> Range:
+        lines, line0 = self.pieces[i].lines, self._line0[i]
+        s, e = lines.position(start), lines.position(end)
+        return (s[0] + line0, s[1]), (e[0] + line0, e[1])
+
+    def definition_elsewhere(self, i: int, name: str) -> Elsewhere | None:
+        where = self.value_definition_elsewhere(i, name)
+        if where is None:
+            return None
+        j, at = where
+        text = self.pieces[j].text
+        nl = text.find("\n", at)
+        line_text = text[text.rfind("\n", 0, at) + 1:len(text) if nl == -1 else nl][:300]
+        return Elsewhere(self._range(j, at, at + 1 + len(name)), line_text)
+
+    def uses_elsewhere(self, i: int, name: str) -> list[Range]:
+        return [self._range(j, at, at + 1 + len(name)) for j, at in self.value_uses_elsewhere(i, name)]
+
+    def symbols(self) -> list[Symbol]:
+        """The document's top-level ops, in order."""
+        out = []
+        for i, o in self.outline():
+            text = self.pieces[i].text
+            at = text.find("@" + o.symbol, o.name_start) if o.symbol else -1
+            sym = (at, at + 1 + len(o.symbol)) if at != -1 and o.symbol else (o.name_start, o.name_start + o.name_len)
+            nl = text.find("\n", o.start, o.end)
+            out.append(Symbol(o.full_name, o.symbol, self.outline_span(i, o),
+                              self._range(i, o.name_start, o.name_start + o.name_len), self._range(i, *sym),
+                              text[o.start:nl if nl != -1 else o.end][:300]))
+        return out
+
+    def find_all(self, pattern: re.Pattern[str], needle: str) -> list[Range]:
+        """Ranges of every match of `pattern` (which always matches `needle`) in the document."""
+        out = []
+        for i, p in enumerate(self.pieces):
+            if p.contains(needle):
+                out.extend(self._range(i, m.start(), m.end()) for m in pattern.finditer(p.text))
+        return out
+
+    def lines_text(self, first_line: int, last_line: int | None, cap: int) -> tuple[str, int]:
+        """(text, its first line) of a run of whole pieces that holds lines first..last (None: to
+        the end), stopping once past `cap` characters."""
+        i = self.piece_at_line(first_line)
+        j = self.piece_at_line(last_line) if last_line is not None else len(self.pieces) - 1
+        parts, size = [], 0
+        for k in range(i, j + 1):
+            parts.append(self.pieces[k].text)
+            size += len(parts[-1])
+            if size > cap:
+                break
+        return "".join(parts), self._line0[i]
+
+    def spans(self) -> list[tuple[str, int, int]]:
+        """The text as immutable spans (string, start, end), without copying the pieces."""
+        return [p.span() for p in self.pieces]
 
 __all__ = ["LiveText", "Piece", "Outline", "segment", "PIECES_MIN_CHARS"]

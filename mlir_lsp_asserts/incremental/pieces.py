@@ -76,6 +76,12 @@ class Piece:
     def size(self) -> int:
         return len(self._own) if self._own is not None else self._end - self._start
 
+    def span(self) -> tuple[str, int, int]:
+        """The piece as (string, start, end) of a string it is part of (no copy)."""
+        if self._own is not None:
+            return self._own, 0, len(self._own)
+        return self._base, self._start, self._end
+
     def contains(self, needle: str) -> bool:
         if self._own is not None:
             return needle in self._own
@@ -164,7 +170,7 @@ def cut_points(bs: BlockStatements, lo: int, hi: int) -> list[int]:
         if pos == 0:
             break
         while pos < hi:
-            q = bs._first_code(pos)
+            q = bs.first_code(pos)
             if q >= hi:
                 pos = hi
                 break
@@ -212,14 +218,14 @@ def starts_statement(before: str, after: str) -> bool:
     small = before[ls:ce] + "\n" + after[:len(after) if le == -1 else le]
     if after[q] in ")]":
         return False
-    return not Reader(small)._continues(ce - ls, ce - ls + 1)
+    return not Reader(small).continues(ce - ls, ce - ls + 1)
 
 
 def opens_region(header: str, brace: int, body: str) -> bool:
     """Is the header's `{` still read as a region with `body` after it?"""
     le = body.find("\n", SKIP_WS.match(body).end())
     small = header[brace:] + body[:len(body) if le == -1 else le]
-    return Reader(small)._is_region(0)
+    return Reader(small).is_region(0)
 
 
 def has_labels(p: Piece) -> bool:

@@ -12,7 +12,7 @@ from lsprotocol import types
 from ..findings import Applicability, FixMode
 from ..rules import RULES_BY_CODE
 from . import dispatch_feature
-from .convert import diagnostic, text_edits, workspace_edit
+from .convert import diagnostic, range_edits, workspace_edit
 
 FIX_ALL_KIND = "source.fixAll.mlir-lsp"
 STRIP_ALL_KIND = "source.mlir-lsp.stripAll"
@@ -36,20 +36,13 @@ def _resolves_edits(ls) -> bool:
 
 
 def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]:
-    live = doc.live
+    start, end = (rng.start.line, rng.start.character), (rng.end.line, rng.end.character)
     out = []
-    first, last = live.piece_at_line(rng.start.line), live.piece_at_line(rng.end.line)
-    for i in range(first, last + 1):
-        piece = live.pieces[i]
-        if piece.result is None or not piece.result.findings:
-            continue
-        line0 = live.line0(i)
-        lo = piece.lines.offset(rng.start.line - line0, rng.start.character)
-        hi = piece.lines.offset(rng.end.line - line0, rng.end.character)
-        result = live.with_fixes(i)
+    for group in doc.live.finding_groups(rng.start.line, rng.end.line, with_fixes=True):
+        lo, hi = group.offset(start), group.offset(end)
         # The findings as the diagnostics show them (with the measured notes), so that clients
         # matching an action to its diagnostic by message find it.
-        for f in dispatch_feature.measured_findings(ls, doc.uri, doc.version, result.findings, line0):
+        for f in dispatch_feature.measured_findings(ls, doc.uri, doc.version, group.findings, group.first_line):
             if not f.fixes or f.span.end < lo or f.span.start > hi:
                 continue
             has_assume = any(x.mode == FixMode.ASSUME for x in f.fixes)
@@ -59,28 +52,20 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
                 # isPreferred only where true: Eglot reads `false` (:json-false) as set and would
                 # offer the first action as its default
                 action = types.CodeAction(
-                    title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic(doc.uri, f, line0)],
-                    is_preferred=True if preferred else None)
+                    title=fix.title, kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic(doc.uri, f, group.first_line)], is_preferred=True if preferred else None)
                 if lazy:
-                    action.data = {"uri": doc.uri, "version": doc.version, "piece": i, "op": f.op_start,
+                    action.data = {"uri": doc.uri, "version": doc.version, "group": group.key, "op": f.op_start,
                                    "mode": fix.mode}
                 else:
-                    action.edit = workspace_edit(doc.uri, doc.version,
-                                                 text_edits(piece.lines, list(fix.edits), line0))
+                    action.edit = workspace_edit(doc.uri, doc.version, range_edits(group.edits(fix.edits)))
                 out.append(action)
     return out
 
 
 def whole_document_edit(ls, doc, mode: str, unsafe: bool) -> list[types.TextEdit]:
-    """Every fix of `mode` in the document, piece by piece (each piece's fixes are its own)."""
-    live = doc.live
-    edits: list[types.TextEdit] = []
-    by_piece: dict[int, list] = {}
-    for i, e in live.fix_all(mode, unsafe):
-        by_piece.setdefault(i, []).append(e)
-    for i, piece_edits in sorted(by_piece.items()):
-        edits.extend(text_edits(live.pieces[i].lines, piece_edits, live.line0(i)))
-    return edits
+    """Every fix of `mode` in the document, in document order."""
+    return range_edits(sorted(doc.live.fix_all_edits(mode, unsafe), key=lambda e: e[0][0]))
 
 
 def _has_fixable(doc, unsafe: bool) -> bool:
@@ -127,15 +112,10 @@ def setup(server) -> None:
                 if kind == data["kind"]:
                     action.edit = workspace_edit(doc.uri, doc.version, whole_document_edit(ls, doc, mode, unsafe))
             return action
-        i = data.get("piece")
-        live = doc.live
-        if not isinstance(i, int) or not 0 <= i < len(live.pieces):
-            return action
-        result = live.with_fixes(i)
-        for f in (result.findings if result else []):
+        group = doc.live.finding_group(data.get("group"))
+        for f in (group.findings if group else []):
             if f.op_start == data.get("op"):
                 fix = next((x for x in f.fixes if x.mode == data.get("mode")), None)
                 if fix is not None:
-                    action.edit = workspace_edit(doc.uri, doc.version, text_edits(
-                        live.pieces[i].lines, list(fix.edits), live.line0(i)))
+                    action.edit = workspace_edit(doc.uri, doc.version, range_edits(group.edits(fix.edits)))
         return action

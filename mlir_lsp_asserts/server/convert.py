@@ -1,7 +1,8 @@
 """Translations between the core's data (offsets, findings, fixes) and LSP types.
 
-A live document is kept in pieces (see `incremental.live_text`): everything the core reports is
-relative to its piece, so each helper takes the piece's first line (`line0`) and shifts by it.
+A live document answers in document coordinates (`incremental.located`); a finding's own spans
+are relative to the text it was checked in, so the helpers that take a finding take the first
+line of that text (`FindingGroup.first_line`) and shift by it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ SEVERITY = {
 def lsp_range(lines: LineIndex, start: int, end: int, line0: int = 0) -> types.Range:
     s, e = lines.position(start), lines.position(end)
     return types.Range(types.Position(s[0] + line0, s[1]), types.Position(e[0] + line0, e[1]))
+
+
+def to_range(r: tuple[tuple[int, int], tuple[int, int]]) -> types.Range:
+    """A document range ((line, character), (line, character)) as LSP's."""
+    (sl, sc), (el, ec) = r
+    return types.Range(types.Position(sl, sc), types.Position(el, ec))
+
+
+def range_edits(edits: list[tuple[tuple[tuple[int, int], tuple[int, int]], str]]) -> list[types.TextEdit]:
+    """Document ranges and their new texts as LSP text edits."""
+    return [types.TextEdit(to_range(r), new) for r, new in edits]
 
 
 def span_range(span: Span, line0: int = 0) -> types.Range:

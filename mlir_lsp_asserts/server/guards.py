@@ -8,11 +8,11 @@
   repository), so a repository cannot make the server run a program it ships. Otherwise the
   setting is ignored with a warning and the compiler found as without it (beside this package,
   else on PATH).
-- Paths: a request naming a file (`mlirLsp/dispatchCount`, `mlirLsp/bytecodeToText`,
-  `mlirLsp/checkFromDisk`, `mlirLsp/fixOnDisk`) outside every workspace folder is refused with a
-  message naming the path and the folders; with no workspace folder at all (a single file opened)
-  nothing is refused. The one request that writes a user's file is `mlirLsp/fixOnDisk`, and never
-  a document the client has open (disk_files_feature.py).
+- Paths (checked here only): a request naming a file (`mlirLsp/dispatchCount`,
+  `mlirLsp/bytecodeToText`, `mlirLsp/checkFromDisk`, `mlirLsp/fixOnDisk`) outside every workspace
+  folder is refused with a message naming the path and the folders; with no workspace folder at
+  all (a single file opened) nothing is refused. The one request that writes a user's file is
+  `mlirLsp/fixOnDisk`, and never a document the client has open (disk_files_feature.py).
 """
 
 from __future__ import annotations
@@ -21,12 +21,35 @@ import os
 from typing import TYPE_CHECKING
 
 from .open_documents import uri_path
-from .workspace_feature import outside_workspace, roots
 
 if TYPE_CHECKING:
     from .app import MlirLspServer
 
 COMPILER_PREFIX = "iree-compile"
+
+
+def roots(ls) -> list[str]:
+    try:
+        folders = list(ls.workspace.folders.values())
+        root = ls.workspace.root_path
+    except RuntimeError:
+        return []
+    out = [uri_path(f.uri) for f in folders if uri_path(f.uri)]
+    if not out and root:
+        out = [root]
+    return [os.path.realpath(r) for r in out if r and os.path.isdir(r)]
+
+
+def outside_workspace(ls, path: str) -> str | None:
+    """Why a request's path is refused (outside every workspace folder), or None if allowed.
+    With no workspace folder (a single file opened), nothing is refused."""
+    rs = roots(ls)
+    if not rs:
+        return None
+    real = os.path.realpath(path)
+    if any(real == r or real.startswith(r + os.sep) for r in rs):
+        return None
+    return f"refused: {path} is outside the workspace folders ({', '.join(rs)})"
 
 
 def compiler_path_problem(ls: MlirLspServer, value) -> str | None:

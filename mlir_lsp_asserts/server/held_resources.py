@@ -31,22 +31,23 @@ KEEP = 4
 class HeldTail:
     """A document's resource section: a span of a str, or of JSON-escaped message bytes."""
 
-    __slots__ = ("_base", "_start", "_end", "escaped", "closed")
+    __slots__ = ("_data", "_lo", "_hi", "escaped", "closed")
 
     def __init__(self, base: str | bytes, start: int, end: int, closed: bool):
-        self._base, self._start, self._end = base, start, end
+        self._data, self._lo, self._hi = base, start, end
         self.escaped = isinstance(base, bytes)
         self.closed = closed
 
     @property
     def size(self) -> int:
-        return self._end - self._start
+        return self._hi - self._lo
 
     def text(self) -> str:
         """The section as text (for a JSON-held one: its one `json.loads`, done on demand)."""
-        if not self.escaped:
-            return self._base[self._start:self._end]
-        return json.loads(b'"' + self._base[self._start:self._end] + b'"')
+        data = self._data
+        if isinstance(data, str):
+            return data[self._lo:self._hi]
+        return json.loads(b'"' + data[self._lo:self._hi] + b'"')
 
 
 class _Held:

@@ -1,8 +1,9 @@
 """Navigation: hover, go to definition, find references (SSA values, block labels, symbols),
 document symbols and folding ranges.
 
-SSA values and block labels are local to a top-level op, so a request reads one piece of the
-document (see `incremental.live_text`); symbols (`@name`) are looked up across pieces.
+SSA values and block labels are local to a top-level op, so a request reads the text around its
+position (`LiveText.place`); a value of a big function may be defined or used outside it, which
+the place looks up; symbols (`@name`) are looked up over the document.
 """
 
 from __future__ import annotations
@@ -13,35 +14,41 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from ..findings import FixMode
+from ..incremental.located import Place, Symbol
 from ..syntax.op_tree import Op
 from ..syntax.scope import Definition, Scope, containing
 from ..syntax.statements import name_pattern
 from . import dispatch_feature
-from .convert import lsp_range, span_range
+from .convert import span_range, to_range
 
 _WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
 
 
 @dataclass
 class Cursor:
-    """A request's position resolved to a piece: its check, the offset in it, the shift of lines."""
+    """A request's position: its document and the place it resolves to."""
 
     doc: object
-    piece: int
-    offset: int
-    line0: int
-    result: object
+    place: Place
 
     @property
     def text(self) -> str:
-        return self.result.parsed.text
+        return self.place.text
+
+    @property
+    def offset(self) -> int:
+        return self.place.at
+
+    @property
+    def result(self):
+        return self.place.result
 
     @property
     def lines(self):
-        return self.result.parsed.lines
+        return self.place.lines
 
     def range(self, start: int, end: int) -> types.Range:
-        return lsp_range(self.lines, start, end, self.line0)
+        return to_range(self.place.range(start, end))
 
     def word(self) -> tuple[str, str, int] | None:
         """(sigil, name, offset of the sigil) of the `%value`, `^label` or `@symbol` at the cursor."""
@@ -61,9 +68,7 @@ def cursor(ls, params) -> Cursor | None:
     doc = ls.document(params.text_document.uri)
     if doc is None or doc.error:
         return None
-    live = doc.live
-    i, off = live.locate(params.position.line, params.position.character)
-    return Cursor(doc, i, off, live.line0(i), live.result_of(i))
+    return Cursor(doc, doc.live.place(params.position.line, params.position.character))
 
 
 # -- SSA values ---------------------------------------------------------------------------------
@@ -122,34 +127,25 @@ def _owner(c: Cursor, region) -> Op | None:
     return None
 
 
-def _elsewhere_range(c: Cursor, j: int, at: int, name: str) -> types.Range:
-    live = c.doc.live
-    return lsp_range(live.pieces[j].lines, at, at + 1 + len(name), live.line0(j))
-
-
 def _function_level(c: Cursor, d: Definition) -> bool:
-    """Is `d` a value of a big function's own block (its uses may sit in other pieces)?"""
-    return c.doc.live.pieces[c.piece].kind == "body" and d.region is not None and d.region.sparse is not None
+    """Is `d` a value of a big function's own block (its uses may sit elsewhere)?"""
+    return c.place.in_big_function and d.region is not None and d.region.sparse is not None
 
 
 def value_references(c: Cursor, name: str, include_declaration: bool) -> list[types.Range]:
     found = value_definition(c, name)
-    live = c.doc.live
-    if found is None:  # defined in another piece of a big function (or an argument of it)
-        where = live.value_definition_elsewhere(c.piece, name) if live.pieces[c.piece].kind == "body" else None
+    if found is None:  # defined elsewhere in a big function (or an argument of it)
+        where = c.place.definition_elsewhere(name)
         if where is None:
             return []
-        out = []
-        for j, at in live.value_uses_elsewhere(c.piece, name):
-            if include_declaration or (j, at) != where:
-                out.append(_elsewhere_range(c, j, at, name))
+        out = [to_range(r) for r in c.place.uses_elsewhere(name) if include_declaration or r != where.range]
         out.extend(c.range(x.start(), x.end()) for x in name_pattern(name).finditer(c.text))
         return out
     _op, start, d, scope = found
     if _function_level(c, d):
         out = [c.range(start, start + 1 + len(name))] if include_declaration else []
         out.extend(c.range(off, off + 1 + len(name)) for _o, off in scope.users(d))
-        out.extend(_elsewhere_range(c, j, at, name) for j, at in live.value_uses_elsewhere(c.piece, name))
+        out.extend(to_range(r) for r in c.place.uses_elsewhere(name))
         return out
     out = [c.range(start, start + 1 + len(name))] if include_declaration else []
     region = d.region
@@ -193,60 +189,41 @@ def label_locations(c: Cursor, name: str, include_declaration: bool, uses: bool)
 
 
 # -- symbols --------------------------------------------------------------------------------
-def symbol_definition(doc, name: str):
-    """(piece index, Outline) of the top-level op that defines `@name`."""
-    for i, o in doc.live.outline():
-        if o.symbol == name:
-            return i, o
-    return None
+def symbol_definition(doc, name: str) -> Symbol | None:
+    """The top-level op that defines `@name`."""
+    return next((s for s in doc.live.symbols() if s.symbol == name), None)
 
 
-def symbol_references(doc, name: str) -> list[tuple[int, types.Range]]:
-    live = doc.live
+def symbol_references(doc, name: str) -> list[types.Range]:
     pat = re.compile(r"@" + re.escape(name) + r"(?![\w$.\-])") if not name.startswith('"') else re.compile(
         "@" + re.escape(name))
-    out = []
-    for i, p in enumerate(live.pieces):
-        if not p.contains("@" + name):
-            continue
-        line0 = live.line0(i)
-        for m in pat.finditer(p.text):
-            out.append((i, lsp_range(p.lines, m.start(), m.end(), line0)))
-    return out
-
-
-def _symbol_range(doc, i: int, o) -> types.Range:
-    live = doc.live
-    text = live.pieces[i].text
-    at = text.find("@" + o.symbol, o.name_start)
-    at = o.name_start if at == -1 else at
-    return lsp_range(live.pieces[i].lines, at, at + 1 + len(o.symbol), live.line0(i))
+    return [to_range(r) for r in doc.live.find_all(pat, "@" + name)]
 
 
 # -- hover ----------------------------------------------------------------------------------
 def assert_hover(ls, c: Cursor) -> types.Hover | None:
-    live = c.doc.live
-    if live.pieces[c.piece].result is None:
+    result = c.place.with_fixes()
+    if result is None:
         return None
-    result = live.with_fixes(c.piece)
+    line0 = c.place.first_line
     # At the severity the diagnostic shows (measuredSeverity); the measurement itself is listed
     # by dispatch_note below
-    for f in dispatch_feature.measured_findings(ls, c.doc.uri, c.doc.version, result.findings, c.line0):
+    for f in dispatch_feature.measured_findings(ls, c.doc.uri, c.doc.version, result.findings, line0):
         if not (f.span.start <= c.offset <= f.span.end and f.code.startswith("MLA")):
             continue
         parts = [f"**{f.code} {f.name}** ({f.severity.value})", "", f.message]
         for r in f.related:
-            parts.append(f"- {r.message} (line {r.span.start_pos.line + c.line0 + 1})")
+            parts.append(f"- {r.message} (line {r.span.start_pos.line + line0 + 1})")
         assume = next((x for x in f.fixes if x.mode == FixMode.ASSUME), None)
         if assume:
             parts.append(f"- fix: {assume.title.split(': ', 1)[1]}")
         elif f.assume_unavailable:
             parts.append(f"- no util.assume.int rewrite: {f.assume_unavailable}")
-        parts.extend(dispatch_note(ls, c.doc, f.span.start_pos.line + c.line0))
+        parts.extend(dispatch_note(ls, c.doc, f.span.start_pos.line + line0))
         if f.doc_url:
             parts.append(f"\n[{f.code} documentation]({f.doc_url})")
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n".join(parts)),
-                           span_range(f.span, c.line0))
+                           span_range(f.span, line0))
     return None
 
 
@@ -263,16 +240,13 @@ def word_hover(c: Cursor) -> types.Hover | None:
     if sigil == "%":
         found = value_definition(c, name)
         if found is None:
-            where = c.doc.live.value_definition_elsewhere(c.piece, name) if c.doc.live.pieces[c.piece].kind == "body" else None
+            where = c.place.definition_elsewhere(name)
             if where is None:
                 return None
-            j, at = where
-            live = c.doc.live
-            line = live.pieces[j].lines.position(at)[0] + live.line0(j) + 1
-            md = f"`%{name}` defined at line {line}\n\n```mlir\n{_first_line(live.pieces[j].text, live.pieces[j].text.rfind(chr(10), 0, at) + 1, len(live.pieces[j].text)).strip()}\n```"
+            md = f"`%{name}` defined at line {where.range[0][0] + 1}\n\n```mlir\n{where.line_text.strip()}\n```"
             return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, md))
         op, start, _d, _scope = found
-        line = c.lines.position(start)[0] + c.line0 + 1
+        line = c.place.position(start)[0] + 1
         if op is not None:
             code = _first_line(c.text, op.start, op.end)
         else:  # a block argument: its declaration with its type
@@ -284,10 +258,7 @@ def word_hover(c: Cursor) -> types.Hover | None:
         d = symbol_definition(c.doc, name)
         if d is None:
             return None
-        i, o = d
-        text = c.doc.live.pieces[i].text
-        line = c.doc.live.pieces[i].lines.position(o.start)[0] + c.doc.live.line0(i) + 1
-        md = f"`@{name}` ({o.full_name}) defined at line {line}\n\n```mlir\n{_first_line(text, o.start, o.end)}\n```"
+        md = f"`@{name}` ({d.full_name}) defined at line {d.range[0][0] + 1}\n\n```mlir\n{d.line_text}\n```"
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, md))
     return None
 
@@ -321,15 +292,15 @@ def setup(server) -> None:
         uri = params.text_document.uri
         if sigil == "%":
             found = value_definition(c, name)
-            if found is None and c.doc.live.pieces[c.piece].kind == "body":
-                where = c.doc.live.value_definition_elsewhere(c.piece, name)
-                return types.Location(uri, _elsewhere_range(c, *where, name)) if where else None
-            return types.Location(uri, c.range(found[1], found[1] + 1 + len(name))) if found else None
+            if found is None:
+                where = c.place.definition_elsewhere(name)
+                return types.Location(uri, to_range(where.range)) if where else None
+            return types.Location(uri, c.range(found[1], found[1] + 1 + len(name)))
         if sigil == "^":
             locs = label_locations(c, name, include_declaration=True, uses=False)
             return types.Location(uri, locs[0]) if locs else None
         d = symbol_definition(c.doc, name)
-        return types.Location(uri, _symbol_range(c.doc, *d)) if d else None
+        return types.Location(uri, to_range(d.symbol_range)) if d else None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     def references(ls, params: types.ReferenceParams):
@@ -345,40 +316,29 @@ def setup(server) -> None:
         if sigil == "^":
             return [types.Location(uri, r) for r in label_locations(c, name, decl, uses=True)]
         d = symbol_definition(c.doc, name)
-        skip = _symbol_range(c.doc, *d) if d and not decl else None
-        return [types.Location(uri, r) for _i, r in symbol_references(c.doc, name) if r != skip]
+        skip = to_range(d.symbol_range) if d and not decl else None
+        return [types.Location(uri, r) for r in symbol_references(c.doc, name) if r != skip]
 
-    def outline(params):
-        """(piece line index, first line of the piece, Outline, its whole span) of each top-level op."""
-        doc = ls_of(params)
-        if doc is None:
-            return
-        live = doc.live
-        for i, o in live.outline():
-            (sl, sc), (el, ec) = live.outline_span(i, o)
-            yield live.pieces[i].lines, live.line0(i), o, types.Range(types.Position(sl, sc), types.Position(el, ec))
-
-    def ls_of(params):
+    def symbols(params) -> list[Symbol]:
         doc = server.document(params.text_document.uri)
-        return None if doc is None or doc.error else doc
+        return [] if doc is None or doc.error else doc.live.symbols()
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbols(ls, params: types.DocumentSymbolParams):
         out = []
-        for lines, line0, o, span in outline(params):
+        for o in symbols(params):
             kind = types.SymbolKind.Function if "func" in o.full_name else (
                 types.SymbolKind.Variable if "global" in o.full_name else types.SymbolKind.Object)
-            out.append(types.DocumentSymbol(
-                name=o.symbol or o.full_name, kind=kind, detail=o.full_name,
-                range=span,
-                selection_range=lsp_range(lines, o.name_start, o.name_start + o.name_len, line0)))
+            out.append(types.DocumentSymbol(name=o.symbol or o.full_name, kind=kind, detail=o.full_name,
+                                            range=to_range(o.range), selection_range=to_range(o.selection)))
         return out
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_ranges(ls, params: types.FoldingRangeParams):
         out = []
-        for _lines, _line0, _o, span in outline(params):
-            s, e = span.start.line, span.end.line - (1 if span.end.character == 0 else 0)
+        for o in symbols(params):
+            (s, _sc), (e, ec) = o.range
+            e -= 1 if ec == 0 else 0
             if e > s:
                 out.append(types.FoldingRange(start_line=s, end_line=e))
         return out

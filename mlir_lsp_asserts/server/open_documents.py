@@ -102,14 +102,13 @@ class OpenDocument:
         resource section is left out (the real parser reads the IR without the blobs' bytes)."""
         if self.error:
             return [(self.raw, 0, len(self.raw))]
-        return [(p._own, 0, len(p._own)) if p._own is not None else (p._base, p._start, p._end)
-                for p in self.live.pieces]
+        return self.live.spans()
 
     @property
     def size(self) -> int:
         if self.error:
             return len(self.raw)
-        return sum(p.size for p in self.live.pieces) + (self.tail.size if self.tail else 0)
+        return self.live.size + (self.tail.size if self.tail else 0)
 
     def tail_problem(self) -> tuple[int, str] | None:
         """(line, message) when the resource section is not closed (a truncated export)."""

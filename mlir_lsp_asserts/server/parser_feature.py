@@ -8,6 +8,7 @@ When the parser rejects a dialect or type it does not know (old or new IREE synt
 from __future__ import annotations
 
 import re
+import subprocess
 import threading
 from typing import TYPE_CHECKING
 
@@ -71,7 +72,7 @@ class ParserDiagnostics:
         self.results: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
         self.lock = threading.Lock()
         self.enabled = True
-        self.children: dict = {}  # uri -> running child parse
+        self.children: dict[str, subprocess.Popen[bytes]] = {}  # uri -> running child parse
 
     def schedule(self, ls: MlirLspServer, uri: str) -> None:
         if not self.enabled:
@@ -108,26 +109,32 @@ class ParserDiagnostics:
         """The real parser in a child, fed the document's pieces one by one (no joined copy of
         a 50 MB text in the server); killed by a newer edit or after WORKER_TIMEOUT."""
         import json
-        import subprocess
         import sys
 
         proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts.server.parser_feature"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
+        stdin, stdout = proc.stdin, proc.stdout
+        assert stdin is not None and stdout is not None  # both PIPE
         with self.lock:
             self.children[uri] = proc
         expired = threading.Event()
-        timer = threading.Timer(WORKER_TIMEOUT, lambda: (expired.set(), proc.kill()))
+
+        def expire() -> None:
+            expired.set()
+            proc.kill()
+
+        timer = threading.Timer(WORKER_TIMEOUT, expire)
         timer.daemon = True
         timer.start()
         try:
             try:
                 for text, s, e in parts:
-                    proc.stdin.write(text[s:e].encode("utf-8", "surrogatepass"))
-                proc.stdin.close()
+                    stdin.write(text[s:e].encode("utf-8", "surrogatepass"))
+                stdin.close()
             except OSError:
                 pass  # it died while reading (killed by a newer edit, or crashed): its status says
-            out = proc.stdout.read()
+            out = stdout.read()
             proc.wait()
         finally:
             timer.cancel()
@@ -220,7 +227,8 @@ def _worker() -> int:
 
     text = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
     json.dump([{"line": d.range.start.line, "col": d.range.start.character, "message": d.message,
-                "severity": int(d.severity)} for d in real_diagnostics(text)], sys.stdout)
+                "severity": int(d.severity or types.DiagnosticSeverity.Error)}  # always set there
+               for d in real_diagnostics(text)], sys.stdout)
     return 0
 
 

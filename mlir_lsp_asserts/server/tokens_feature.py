@@ -75,18 +75,8 @@ def _tokens(ls: MlirLspServer, uri: str, first_line: int, last_line: int | None)
     doc = ls.document(uri)
     if doc is None or doc.error:
         return types.SemanticTokens(data=[])
-    live = doc.live
-    i = live.piece_at_line(first_line)
-    j = live.piece_at_line(last_line) if last_line is not None else len(live.pieces) - 1
-    parts, size = [], 0
-    for k in range(i, j + 1):
-        parts.append(live.pieces[k].text)
-        size += len(parts[-1])
-        if size > MAX_FULL_CHARS:
-            break
-    text = "".join(parts)
+    text, line0 = doc.live.lines_text(first_line, last_line, MAX_FULL_CHARS)
     lines = LineIndex(text)
-    line0 = live.line0(i)
     s = lines.offset(first_line - line0, 0)
     e = lines.offset(last_line - line0 + 1, 0) if last_line is not None else min(len(text), MAX_FULL_CHARS)
     data = encode(lines, text, s, e)

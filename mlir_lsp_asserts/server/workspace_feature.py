@@ -33,6 +33,7 @@ from ..config import ConfigError, Settings, settings_for
 from ..files import discover
 from ..source import SourceError, read_source
 from .convert import diagnostic_json
+from .guards import outside_workspace, roots
 from .open_documents import uri_path
 from .progress import Progress
 
@@ -111,30 +112,6 @@ class WorkspaceWatch:
         self.cond = threading.Condition()
         self.stopped = False
         self.worker = ScanWorker()
-
-
-def roots(ls) -> list[str]:
-    try:
-        folders = list(ls.workspace.folders.values())
-        root = ls.workspace.root_path
-    except RuntimeError:
-        return []
-    out = [uri_path(f.uri) for f in folders if uri_path(f.uri)]
-    if not out and root:
-        out = [root]
-    return [os.path.realpath(r) for r in out if r and os.path.isdir(r)]
-
-
-def outside_workspace(ls, path: str) -> str | None:
-    """Why a request's path is refused (outside every workspace folder), or None if allowed.
-    With no workspace folder (a single file opened), nothing is refused."""
-    rs = roots(ls)
-    if not rs:
-        return None
-    real = os.path.realpath(path)
-    if any(real == r or real.startswith(r + os.sep) for r in rs):
-        return None
-    return f"refused: {path} is outside the workspace folders ({', '.join(rs)})"
 
 
 def _uri(path: str) -> str:

@@ -9,8 +9,12 @@ import bisect
 import re
 from array import array
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .tokens import STRING_LITERAL
+
+if TYPE_CHECKING:  # statements.py builds on this module
+    from .statements import BlockStatements
 
 # Default-dialect resolution for short op names, as the real printer/parser does it:
 # `module` and `unrealized_conversion_cast` are builtin ops; ops that declare a default
@@ -68,7 +72,7 @@ class Region:
     blocks: list[Block] = field(default_factory=list)
     # Set for a big block read statement by statement (syntax/statements.py): its one block holds
     # only the statements read so far, and this object reads more of them on demand.
-    sparse: object = None
+    sparse: BlockStatements | None = None
 
 
 @dataclass(slots=True, eq=False)

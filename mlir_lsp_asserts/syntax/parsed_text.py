@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from . import statements
 from .lines import LineIndex
 from .op_tree import Op, Region, SyntaxIssue
-from .reader import Reader, split_chunks
+from .reader import Reader
 from .statements import BlockStatements, child_pairs
 
 
@@ -103,7 +103,7 @@ class ParsedText:
         lazy, children = op.lazy_regions, op.lazy_children
         op.lazy_regions, op.lazy_children = (), ()
         op.regions = []
-        for (s, close), pairs in zip(lazy, children):
+        for (s, close), pairs in zip(lazy, children, strict=False):
             hi = close - 1 if close > s + 1 and text[close - 1] == "}" else close
             out.append(BlockStatements(text, s + 1, hi, op, pairs, Region(s, close), chunk.reader.issues))
         return out
@@ -207,3 +207,20 @@ def parse(text: str, lazy: bool = True) -> ParsedText:
         ops = reader.read()
         chunks.append(Chunk(s, e, reader, ops))
     return ParsedText(text, chunks)
+
+
+def split_chunks(text: str) -> list[tuple[int, int]]:
+    """`// -----` split points, like mlir-lsp-server and lit: [(start, end), ...]."""
+    bounds = []
+    pos = 0
+    marker = "// -----"
+    at = text.find(marker)
+    while at != -1:  # str.find, then a check that the marker starts its line
+        if at == 0 or text[at - 1] == "\n":
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else end
+            bounds.append((pos, at))
+            pos = end
+        at = text.find(marker, at + 1)
+    bounds.append((pos, len(text)))
+    return bounds

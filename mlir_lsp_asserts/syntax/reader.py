@@ -20,21 +20,21 @@ import re
 import sys
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
+from .tokens import STRING, STRING_BODY
 
 # Python frames per nesting level are few; this allows thousands of nested regions.
 DEEP_RECURSION = 40000
 
 # Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
-TOKEN = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*(")?|//[^\n]*|[{}()\[\]\n]')
-BRACES = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|//[^\n]*|[{}]')
+TOKEN = re.compile(f'"{STRING_BODY}(")?' + r"|//[^\n]*|[{}()\[\]\n]")
+BRACES = re.compile(f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
 RESULTS = re.compile(r"(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)\s*=(?!=)\s*")
 RESULT_ITEM = re.compile(r"%([\w$.\-]+)(?::(\d+))?")
 BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")
-STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 LABEL = re.compile(r"\^[\w$.\-]+")
-BLOCK_ARG = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|%([\w$.\-]+)')
+BLOCK_ARG = re.compile(f'"{STRING_BODY}"' + r"|%([\w$.\-]+)")
 BARE_ASSERT = re.compile(r"(?<![\w.$#!\-])cf\.assert(?=\s+%)")
 ALIAS_DEF = re.compile(r"[#!][\w$.\-]+[ \t]*=")
 
@@ -83,18 +83,18 @@ class Reader:
             sys.setrecursionlimit(limit)
 
     def _read(self) -> list[Op]:
-        block = Block(None, self.start)
-        pos = self._read_block_ops(self.start, None, [block])
-        if pos < self.end:  # a stray '}' at top level
+        # The ops of every block: a label at the top level (not valid MLIR, typed while editing)
+        # starts a block of its own, whose ops are read and checked all the same.
+        blocks = [Block(None, self.start)]
+        pos = self.read_block_ops(self.start, None, blocks)
+        while pos < self.end:  # a stray '}' at top level
             self._issue(pos, pos + 1, "unmatched '}'")
-            while pos < self.end:
-                pos += 1
-                block2 = Block(None, pos)
-                pos = self._read_block_ops(pos, None, [block2])
-                block.ops.extend(block2.ops)
-                if pos < self.end:
-                    self._issue(pos, pos + 1, "unmatched '}'")
-        return block.ops
+            pos += 1
+            if pos < self.end:
+                more = [Block(None, pos)]
+                pos = self.read_block_ops(pos, None, more)
+                blocks.extend(more)
+        return [op for b in blocks for op in b.ops]
 
     def expand(self, op: Op) -> None:
         """Read the lazily skipped regions of `op` and of everything nested in it."""
@@ -134,7 +134,7 @@ class Reader:
     def _read_region(self, brace: int, parent: Op, region: Region) -> int:
         """Read a region whose `{` is at `brace`; returns the offset after its `}`."""
         blocks = [Block(None, brace + 1)]
-        pos = self._read_block_ops(brace + 1, parent, blocks)
+        pos = self.read_block_ops(brace + 1, parent, blocks)
         region.blocks = blocks
         if pos >= self.end:
             self._issue(brace, brace + 1, "region '{' is never closed")
@@ -143,7 +143,7 @@ class Reader:
         region.end = pos + 1
         return pos + 1
 
-    def _read_block_ops(self, pos: int, parent: Op | None, blocks: list[Block]) -> int:
+    def read_block_ops(self, pos: int, parent: Op | None, blocks: list[Block]) -> int:
         """Read ops until the enclosing `}` (returns its offset) or the end of the chunk."""
         text, end = self.text, self.end
         while True:
@@ -254,7 +254,7 @@ class Reader:
                             return a.start()
                     last = pos + len(gap)
             if c == "\n":
-                if nesting == 0 and not self._continues(last, s + 1):
+                if nesting == 0 and not self.continues(last, s + 1):
                     op.end = last
                     return s + 1
                 pos = s + 1
@@ -282,7 +282,7 @@ class Reader:
                 last = pos = s + 1
                 continue
             if c == "{":
-                if self._is_region(s):
+                if self.is_region(s):
                     if self.lazy and is_unit(op):
                         children = ChildPairs()
                         close = self._skip_braces(s, children)
@@ -306,7 +306,7 @@ class Reader:
             op.end = last
             return s
 
-    def _continues(self, code_end: int, next_pos: int) -> bool:
+    def continues(self, code_end: int, next_pos: int) -> bool:
         """Does the op go on past the newline? `code_end` ends this line's significant text."""
         text, end = self.text, self.end
         if code_end > 0:
@@ -336,7 +336,7 @@ class Reader:
                 return True
         return False
 
-    def _is_region(self, brace: int) -> bool:
+    def is_region(self, brace: int) -> bool:
         """Does the `{` at `brace` open a region (True) or an attribute dictionary (False)?"""
         text, end = self.text, self.end
         q = SKIP_WS.match(text, brace + 1, end).end()
@@ -438,20 +438,3 @@ def is_unit(op: Op) -> bool:
             return False
         p = p.parent
     return True
-
-
-def split_chunks(text: str) -> list[tuple[int, int]]:
-    """`// -----` split points, like mlir-lsp-server and lit: [(start, end), ...]."""
-    bounds = []
-    pos = 0
-    marker = "// -----"
-    at = text.find(marker)
-    while at != -1:  # str.find, then a check that the marker starts its line
-        if at == 0 or text[at - 1] == "\n":
-            end = text.find("\n", at)
-            end = len(text) if end == -1 else end
-            bounds.append((pos, at))
-            pos = end
-        at = text.find(marker, at + 1)
-    bounds.append((pos, len(text)))
-    return bounds

@@ -15,22 +15,27 @@ the middle of a blob). The IR part always ends at a line start, so its lines are
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass
+from typing import TypeVar
 
 OPEN = "{-#"
 CLOSE = "#-}"
 NOT_CLOSED = "'{-#' metadata is never closed"
 # How much of a file's end is read to see whether its metadata is closed.
 END_PROBE = 4096
+# What `ir_end` searches (a TypeVar: each kind is type-checked on its own).
+_Searched = TypeVar("_Searched", str, bytes, mmap.mmap)
 
 
-def ir_end(text: str | bytes) -> int:
+def ir_end(text: _Searched) -> int:
     """Offset of the line where the trailing `{-#` metadata starts, or len(text) without one.
     Works on `str`, `bytes` and `mmap` alike (each search is C code)."""
-    is_text = isinstance(text, str)
-    opener = OPEN if is_text else OPEN.encode()
-    newline = "\n" if is_text else b"\n"
+    if isinstance(text, str):
+        opener, newline = OPEN, "\n"
+    else:
+        opener, newline = OPEN.encode(), b"\n"
     pos = text.find(opener)
     while pos != -1:
         line_start = text.rfind(newline, 0, pos) + 1
@@ -42,8 +47,9 @@ def ir_end(text: str | bytes) -> int:
 
 def closed(tail_end: str | bytes) -> bool:
     """Whether the last bytes of a file end its metadata (`#-}` then only blanks)."""
-    stripped = tail_end.rstrip()
-    return stripped.endswith(CLOSE if isinstance(stripped, str) else CLOSE.encode())
+    if isinstance(tail_end, str):
+        return tail_end.rstrip().endswith(CLOSE)
+    return tail_end.rstrip().endswith(CLOSE.encode())
 
 
 @dataclass(frozen=True, slots=True)

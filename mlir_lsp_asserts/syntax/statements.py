@@ -8,7 +8,7 @@ seconds, so for a block above `BIG_BLOCK_CHARS` only the statements that matter 
   of its ops) come from the brace scan that skipping the region costs anyway (`Reader._skip_braces`),
   or from `child_pairs` over a piece of text;
 - a statement's start is found *backwards* from any offset in it, and its end forwards, by the
-  line rule of the structural reader (`Reader._continues`): a line break outside child pairs ends
+  line rule of the structural reader (`Reader.continues`): a line break outside child pairs ends
   a statement unless the line before it or the line after it says the op goes on (a trailing
   `,` `=` `:` `(` `->`, a next line starting with `:` `{` `(` `->` `ins` ...; a next line starting
   with `)` `]` never starts an op; a block label `^bb1:` always stands alone);
@@ -26,12 +26,13 @@ import re
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
 from .reader import BRACES, SKIP_WS, Reader
+from .tokens import STRING_BODY
 
 # Blocks above this are read statement by statement on demand (tests lower it).
 BIG_BLOCK_CHARS = 256 * 1024
 
 _LABEL_LINE = re.compile(r"^[ \t]*\^", re.M)
-_LINE_CODE = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|//')
+_LINE_CODE = re.compile(f'"{STRING_BODY}"?|//')
 # A line that starts with result names: `  %a, %b:2 =` (as the reader's RESULTS, from a line start).
 LINE_RESULTS = re.compile(r"[ \t]*%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*\s*=(?!=)")
 _NAME_PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -140,7 +141,7 @@ class BlockStatements:
         self._ops: list[list[Op]] = []
         self._labels = labels
         # True when text[lo:hi] is only a piece of the real block (an editor's piece of a big
-        # function, `document.parse_block`): a value not found here may be defined elsewhere.
+        # function, `parsed_text.parse_block`): a value not found here may be defined elsewhere.
         self.partial = False
 
     def has_labels(self) -> bool:
@@ -150,7 +151,7 @@ class BlockStatements:
         return self._labels
 
     # -- the line rule -------------------------------------------------------------------------
-    def _first_code(self, ls: int) -> int:
+    def first_code(self, ls: int) -> int:
         return SKIP_WS.match(self.text, ls, self.hi).end()
 
     def _line_start(self, pos: int) -> int:
@@ -163,7 +164,7 @@ class BlockStatements:
             return False
         rd = self.rd
         rd.start, rd.end = self.lo, self.hi  # reading a statement narrows them
-        return c in ")]" or rd._continues(code_end, break_at + 1)
+        return c in ")]" or rd.continues(code_end, break_at + 1)
 
     def start_of(self, t: int) -> int:
         """Offset where the statement holding offset `t` starts."""
@@ -173,7 +174,7 @@ class BlockStatements:
             t = span[0]
         cur = self._line_start(t)
         while True:
-            q = self._first_code(cur)
+            q = self.first_code(cur)
             span = pairs.span_at(q)
             if span is not None:  # the line starts inside a child pair (`} -> tensor<...>`): go to its `{`
                 cur = self._line_start(span[0])
@@ -188,7 +189,7 @@ class BlockStatements:
                 if ce > ls:
                     break
                 n = ls - 1
-            if text[self._first_code(ls)] == "^" and pairs.span_at(ls) is None:
+            if text[self.first_code(ls)] == "^" and pairs.span_at(ls) is None:
                 return q  # after a block label
             if self._goes_on(ce, n, q):
                 cur = ls
@@ -209,7 +210,7 @@ class BlockStatements:
                 if pos >= hi:
                     return hi
                 continue
-            q = self._first_code(n + 1)
+            q = self.first_code(n + 1)
             if q >= hi:
                 return hi
             ls = text.rfind("\n", 0, n) + 1
@@ -229,7 +230,7 @@ class BlockStatements:
         rd = self.rd
         rd.start, rd.end = s, e
         blocks = [Block(None, s)]
-        rd._read_block_ops(s, self.owner, blocks)
+        rd.read_block_ops(s, self.owner, blocks)
         ops = [o for b in blocks for o in b.ops]
         self._starts.insert(i, s)
         self._ops.insert(i, ops)

@@ -1,0 +1,29 @@
+"""`mlirLsp/bytecodeToText`: the textual form of a `.mlirbc` file, like mlir-lsp-server's
+bytecode conversion (its weights left out, see bytecode.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..source import SourceError, read_source
+from . import guards
+from .open_documents import uri_path
+
+
+def bytecode_to_text(ls, params):
+    """Textual form of a `.mlirbc` file (like mlir-lsp-server's bytecode conversion)."""
+    uri = params.uri if hasattr(params, "uri") else params["uri"]
+    path = uri_path(uri)
+    if path is None:
+        return {"error": f"not a file URI: {uri}"}
+    if refused := guards.refuse_path(ls, uri):
+        return {"error": refused}
+    try:
+        src = read_source(path)
+    except (OSError, SourceError) as e:
+        return {"error": f"{Path(path).name}: {getattr(e, 'strerror', None) or e}"}
+    return {"text": src.text, "isBytecode": src.is_bytecode}
+
+
+def setup(server) -> None:
+    server.feature("mlirLsp/bytecodeToText")(bytecode_to_text)

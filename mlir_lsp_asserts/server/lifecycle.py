@@ -1,0 +1,155 @@
+"""The server's life: initialize (settings from initializationOptions, a watch on the client's
+process), initialized (settings pulled with workspace/configuration, the warm-up, the workspace
+scan), configuration changes, shutdown; and stopping every child process whichever way the
+server ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+
+from lsprotocol import types
+
+from . import guards, workspace_feature
+from .options import SECTION, read_options
+
+log = logging.getLogger(__name__)
+
+
+def apply_options(ls, options) -> bool:
+    """Apply the `mlirLsp` settings (from initializationOptions or workspace/configuration).
+    A bad value gets a message and keeps what it was; returns whether anything was applied."""
+    new = read_options(options, ls.options, ls.warn, lambda v: guards.compiler_path_problem(ls, v))
+    if new is None:
+        return False
+    old, ls.options = ls.options, new
+    if new.dispatch.compiler_path != old.dispatch.compiler_path:
+        ls.dispatch.counter = None
+    if not new.workspace.watch:
+        workspace_feature.stop(ls)
+    ls.parser_diagnostics.enabled = new.parser_diagnostics
+    if new.rules != old.rules:
+        with ls.lock:
+            for uri, doc in ls.documents.items():
+                ls.documents[uri] = doc.with_settings(new.rules)
+    return True
+
+
+async def pull_configuration(ls) -> None:
+    """Ask the client for the `mlirLsp` section (workspace/configuration), when it can answer."""
+    caps = ls.client_capabilities
+    if not (caps and caps.workspace and caps.workspace.configuration):
+        return
+    try:
+        got = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+    except Exception as e:  # noqa: BLE001 - a client that cannot answer keeps what we have
+        log.info("workspace/configuration failed: %s", e)
+        return
+    if got and isinstance(got[0], dict) and got[0]:
+        apply_options(ls, got[0])
+        republish(ls)
+
+
+def initialize(ls, params: types.InitializeParams):
+    ls.event_loop = asyncio.get_event_loop()  # background threads publish through it
+    apply_options(ls, params.initialization_options)
+    if params.process_id:
+        _exit_with_client(ls, params.process_id)
+
+
+async def initialized(ls, params: types.InitializedParams):
+    threading.Thread(target=_warm_up, name="mlir-lsp-warm-up", daemon=True).start()
+    await pull_configuration(ls)
+    workspace_feature.start(ls)
+
+
+WARM_UP_TEXT = """func.func @f(%t: tensor<4xi64>, %w: tensor<77xf16>) -> tensor<4xf16> {
+  %c77 = arith.constant 77 : index
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%t : tensor<4xi64>) outs(%e : tensor<4xf16>) {
+  ^bb0(%in: i64, %out: f16):
+    %i = arith.index_cast %in : i64 to index
+    %lt = arith.cmpi slt, %i, %c77 : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %ge = arith.cmpi sge, %in, %c0 : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %w[%i] : tensor<77xf16>
+    linalg.yield %x : f16
+  } -> tensor<4xf16>
+  return %r : tensor<4xf16>
+}
+"""
+
+
+def _warm_up() -> None:
+    """Check and fix a small gather once, in the background, so that the first real code action
+    does not pay for building the op grammar's parser and compiling the fixes' patterns."""
+    try:
+        from ..check import check_text
+
+        check_text(WARM_UP_TEXT)
+    except Exception:  # noqa: BLE001 - a warm-up that fails only leaves the first request slower
+        log.debug("warm-up failed", exc_info=True)
+
+
+async def did_change_configuration(ls, params: types.DidChangeConfigurationParams):
+    # Push-style clients send the settings; pull-style ones (VS Code) send null: ask them.
+    if not apply_options(ls, params.settings):
+        await pull_configuration(ls)
+    republish(ls)
+
+
+def republish(ls) -> None:
+    """New settings: push to the documents whose diagnostics are pushed, and ask clients that
+    pull to pull again (one refresh for all their documents)."""
+    for uri in list(ls.documents):
+        if uri not in ls.pulled:
+            ls.publish(uri)
+    if ls.pulled:
+        ls.publish(next(iter(ls.pulled)), refresh_pull=True)
+
+
+def _exit_with_client(ls, pid: int) -> None:
+    """Exit when the editor's process is gone (it may die without closing our stdin)."""
+    def watch():
+        import time
+
+        while True:
+            time.sleep(3)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                log.warning("client process %d is gone; exiting", pid)
+                stop_background(ls)
+                os._exit(0)
+            except PermissionError:
+                pass
+    threading.Thread(target=watch, name="client-watch", daemon=True).start()
+
+
+def stop_background(ls) -> None:
+    """Kill every child we started (compiles, real-parser runs) and stop the watcher: no
+    process outlives the server, whichever way it ends."""
+    for uri in set(ls.dispatch.running) | set(ls.dispatch.timers):
+        ls.dispatch.cancel(uri)
+    for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
+        ls.parser_diagnostics.forget(uri)
+    workspace_feature.stop(ls)
+
+
+def shutdown(ls, params):
+    stop_background(ls)
+
+
+
+def setup(server) -> None:
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
+    server.feature(types.SHUTDOWN)(shutdown)
