@@ -44,7 +44,7 @@ class HeldTail:
 
     def text(self) -> str:
         """The section as text (for a JSON-held one: its one `json.loads`, done on demand)."""
-        if not self.escaped:
+        if isinstance(self._data, str):  # not escaped
             return self._data[self._lo:self._hi]
         return json.loads(b'"' + self._data[self._lo:self._hi] + b'"')
 

@@ -15,8 +15,10 @@ the middle of a blob). The IR part always ends at a line start, so its lines are
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 OPEN = "{-#"
 CLOSE = "#-}"
@@ -24,13 +26,27 @@ NOT_CLOSED = "'{-#' metadata is never closed"
 # How much of a file's end is read to see whether its metadata is closed.
 END_PROBE = 4096
 
+_S = TypeVar("_S", str, bytes)
 
-def ir_end(text: str | bytes) -> int:
+
+class _Searchable(Protocol[_S]):
+    """What `ir_end` reads: `str` (with `_S` = str), `bytes` or an `mmap` (`_S` = bytes)."""
+
+    def find(self, sub: _S, start: int = ..., /) -> int: ...
+    def rfind(self, sub: _S, start: int, end: int, /) -> int: ...
+    def __getitem__(self, key: slice, /) -> _S: ...
+    def __len__(self) -> int: ...
+
+
+def ir_end(text: str | bytes | mmap.mmap) -> int:
     """Offset of the line where the trailing `{-#` metadata starts, or len(text) without one.
     Works on `str`, `bytes` and `mmap` alike (each search is C code)."""
-    is_text = isinstance(text, str)
-    opener = OPEN if is_text else OPEN.encode()
-    newline = "\n" if is_text else b"\n"
+    if isinstance(text, str):
+        return _section_line(text, OPEN, "\n")
+    return _section_line(text, OPEN.encode(), b"\n")
+
+
+def _section_line(text: _Searchable[_S], opener: _S, newline: _S) -> int:
     pos = text.find(opener)
     while pos != -1:
         line_start = text.rfind(newline, 0, pos) + 1
@@ -42,8 +58,9 @@ def ir_end(text: str | bytes) -> int:
 
 def closed(tail_end: str | bytes) -> bool:
     """Whether the last bytes of a file end its metadata (`#-}` then only blanks)."""
-    stripped = tail_end.rstrip()
-    return stripped.endswith(CLOSE if isinstance(stripped, str) else CLOSE.encode())
+    if isinstance(tail_end, str):
+        return tail_end.rstrip().endswith(CLOSE)
+    return tail_end.rstrip().endswith(CLOSE.encode())
 
 
 @dataclass(frozen=True, slots=True)
