@@ -96,7 +96,7 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
         message = placement.reason
         if msg_text:
             message += f': "{msg_text}"'
-        related = ()
+        related: tuple[Related, ...] = ()
         if placement.related is not None:
             r = placement.related
             related = (Related(span_of(parsed, r.name_start, r.name_start + len(r.name) + (2 if r.generic else 0)),
