@@ -15,7 +15,6 @@ from ..syntax.statements import BlockStatements, child_pairs, code_end
 from . import pieces
 from .building import BRACE_ISSUES, UNBALANCED
 from .pieces import (
-    TRAILING,
     Piece,
     Pos,
     cut_points,
@@ -24,6 +23,7 @@ from .pieces import (
     outline_entry,
     segment,
     starts_statement,
+    trailing,
 )
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class Editor:
     def _edit_body(self, i: int, j: int, merged: str) -> tuple[list[Piece] | None, int, int, str]:
         """New pieces for body pieces i..j whose text became `merged` (grown to a neighbour while
         the result would not stand alone), or None when the function must be read again."""
-        unit = self.live.pieces[i].unit
+        unit = self.live.pieces[i].big
         if any(p.unit is not unit for p in self.live.pieces[i:j + 1]):
             return None, i, j, merged
         old_chars = sum(p.size for p in self.live.pieces[i:j + 1])
@@ -154,7 +154,7 @@ class Editor:
         first = merged.find("\n") + 1
         if first == 0 or merged[:first].strip() != "}" or old.text[:old.text.find("\n") + 1] != merged[:first]:
             return None
-        end = TRAILING.match(merged, first).end()
+        end = trailing(merged, first).end()
         closer = make_piece(merged[:end], False, "closer", old.unit)
         closer.clean = True
         rest = merged[end:]
@@ -170,7 +170,7 @@ class Editor:
         `{` is judged a region as in the whole text); the body pieces are checked again only when
         the op's name, which the rules look at, changed."""
         old = self.live.pieces[i]
-        unit, first = old.unit, self.live.pieces[i + 1]
+        unit, first = old.big, self.live.pieces[i + 1]
         if first.kind != "body":
             return None
         if "cf.assert" in merged:
