@@ -18,6 +18,7 @@ from .pieces import (
     Piece,
     Pos,
     cut_points,
+    keeps_region,
     make_piece,
     opens_region,
     outline_entry,
@@ -90,7 +91,8 @@ class Editor:
 
     def _boundaries_hold(self, i: int, j: int, new: list[Piece]) -> bool:
         """Do the new pieces for i..j still start and end where ops start and end?"""
-        if i > 0 and not starts_statement(self.live.pieces[i - 1].text, new[0].text):
+        before = self.live.pieces[i - 1].text if i > 0 else None
+        if before is not None and not (starts_statement(before, new[0].text) and keeps_region(before, new[0].text)):
             return False
         return j + 1 >= len(self.live.pieces) or starts_statement(new[-1].text, self.live.pieces[j + 1].text)
 
@@ -175,6 +177,8 @@ class Editor:
             return None
         if "cf.assert" in merged:
             return None  # a header is never checked: one holding an assert is read in whole
+        if i > 0 and not keeps_region(self.live.pieces[i - 1].text, merged):
+            return None  # the module's `{` would no longer open a region
         brace = merged.rfind("{")
         if brace == -1 or code_end(merged, brace + 1, len(merged) - 1) != brace + 1 or not merged.endswith("\n"):
             return None

@@ -236,6 +236,16 @@ def opens_region(header: str, brace: int, body: str) -> bool:
     return Reader(small).is_region(0)
 
 
+def keeps_region(before: str, after: str) -> bool:
+    """When `before` ends with a `{` (a module's), is it still read as a region with `after`
+    following it? (What the first op after it is decides: `"{"  op` makes it a dictionary.)"""
+    last = _last_code_line(before)
+    if last is None:
+        return True
+    _ls, ce = last
+    return before[ce - 1] != "{" or opens_region(before, ce - 1, after)
+
+
 def has_labels(p: Piece) -> bool:
     """Does a body piece hold a block label of the function's own block? (Kept on the piece.)"""
     if p.labels is None:
