@@ -12,7 +12,7 @@ import itertools
 import re
 from typing import TYPE_CHECKING
 
-from ..findings import Fix, TextEdit
+from ..findings import Finding, Fix, TextEdit
 from ..fixes import attach_unit_fixes, fix_asserts, fix_text
 from ..syntax.op_tree import Op, Region
 from ..syntax.parsed_text import parse_block
@@ -33,16 +33,17 @@ class BigFunctions:
     def _unit_reader(self, h: int, c: int, starts: list[int]) -> BlockStatements:
         """The block of the big function between header h and closer c, read from the whole text."""
         text, header, closer = self.live.text, self.live.pieces[h], self.live.pieces[c]
-        brace = starts[h] + header.unit.brace
+        brace = starts[h] + header.big.brace
         close = starts[c] + closer.text.index("}")
-        owner = header.unit.op
+        owner = header.big.op
         unit = Op(owner.name, starts[h], close + 1, starts[h], [], owner.generic, owner.parent)
         return BlockStatements(text, brace + 1, close, unit, _PiecePairs(self.live.pieces, starts, h + 1, c),
                                Region(brace, close + 1), labels=any(has_labels(q) for q in self.live.pieces[h + 1:c]))
 
     @staticmethod
-    def _assert_pairs(bs: BlockStatements, p: Piece, base: int) -> dict:
+    def _assert_pairs(bs: BlockStatements, p: Piece, base: int) -> dict[int, tuple[Finding, Op]]:
         """{piece offset: (finding, assert op in the whole text)} of a body piece's assert findings."""
+        assert p.result is not None, "only a checked piece has assert findings"
         out = {}
         for f in p.result.findings:
             if f.code.startswith("MLA"):
@@ -66,7 +67,8 @@ class BigFunctions:
         for _round in range(4):
             full = "".join(prefix) + text
             base = len(full) - len(text)
-            parsed = parse_block(full, p.unit.op)
+            parsed = parse_block(full, p.big.op)
+            assert parsed.block is not None, "parse_block reads a block"
             pairs = list(self._assert_pairs(parsed.block, p, base).values())
             if not pairs:
                 return
@@ -89,7 +91,7 @@ class BigFunctions:
             return None
         q = self.live.pieces[where[0]]
         qt = q.text
-        reader = BlockStatements(qt, 0, len(qt), Op(q.unit.op.name, 0, 0, 0, []), q.pairs)
+        reader = BlockStatements(qt, 0, len(qt), Op(q.big.op.name, 0, 0, 0, []), q.pairs)
         s = reader.start_of(where[1])
         e = reader.end_of(s)
         out = qt[qt.rfind("\n", 0, s) + 1:e]
@@ -107,13 +109,15 @@ class BigFunctions:
             if p.kind != "body":
                 out.extend((i, e) for e in fix_text(p.result, mode, unsafe=unsafe).edits)
                 continue
-            h, c = self.unit_bounds(i)
+            bounds = self.unit_bounds(i)
+            assert bounds is not None, "a body piece is part of a big function"
+            h, c = bounds
             if h in done:
                 continue
             done.add(h)
             starts = starts or [0, *itertools.accumulate(q.size for q in self.live.pieces)]
             bs = self._unit_reader(h, c, starts)
-            pairs = []
+            pairs: list[tuple[Finding, Op]] = []
             for j in range(h + 1, c):
                 q = self.live.pieces[j]
                 if q.result is not None and q.result.findings:
@@ -158,8 +162,8 @@ class BigFunctions:
                 if defines_at(text, at):
                     return j, at
         header = self.live.pieces[h].text
-        m = re.compile(re.escape(needle) + r"\s*:").search(header, 0, self.live.pieces[h].unit.brace)
-        return (h, m.start()) if m else None
+        arg = re.compile(re.escape(needle) + r"\s*:").search(header, 0, self.live.pieces[h].big.brace)
+        return (h, arg.start()) if arg else None
 
     def value_uses_elsewhere(self, i: int, name: str) -> list[tuple[int, int]]:
         """(piece, offset) of every `%name` in the function of body piece i outside that piece."""
@@ -168,11 +172,11 @@ class BigFunctions:
             return []
         h, c = bounds
         needle, pattern = "%" + name, name_pattern(name)
-        out = []
+        out: list[tuple[int, int]] = []
         for j in range(h, c):
             p = self.live.pieces[j]
             if j != i and p.contains(needle):
-                out.extend((j, m.start()) for m in pattern.finditer(p.text, 0, p.unit.brace if j == h else p.size))
+                out.extend((j, m.start()) for m in pattern.finditer(p.text, 0, p.big.brace if j == h else p.size))
         return out
 
 
@@ -184,7 +188,9 @@ class _Outside:
 
     def __init__(self, big: BigFunctions, i: int):
         self.big, self.i = big, i
-        h, c = big.unit_bounds(i)
+        bounds = big.unit_bounds(i)
+        assert bounds is not None, "a body piece is part of a big function"
+        h, c = bounds
         self.others = [q for k, q in enumerate(big.live.pieces[h:c + 1], h) if k != i]
         self._assumed: set[str] | None = None
 
@@ -218,5 +224,7 @@ class _PiecePairs:
         if not self.h <= k < self.c:
             return None
         base = self.starts[k]
-        span = self.pieces[k].pairs.span_at(pos - base)
+        pairs = self.pieces[k].pairs
+        assert pairs is not None, "a body piece has its pairs"
+        span = pairs.span_at(pos - base)
         return None if span is None else (span[0] + base, span[1] + base)

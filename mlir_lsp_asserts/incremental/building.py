@@ -62,7 +62,7 @@ class PieceMaker:
         return self._split_units(text, parsed, bounds, spots, exact)
 
     def _split_units(self, text: str, parsed, bounds, spots, exact: bool) -> tuple[list[Piece], bool]:
-        units = {}
+        units: dict[int, Op] = {}
         for _chunk, op in parsed.units():
             units.setdefault(text.rfind("\n", 0, op.start) + 1, op)
         pieces = []
@@ -143,7 +143,7 @@ class PieceMaker:
             p.result, p.clean = None, True
             return
         text = p.text
-        p.result = check_text(text, self.settings, parsed=parse_block(text, p.unit.op, p.pairs), with_fixes=False)
+        p.result = check_text(text, self.settings, parsed=parse_block(text, p.big.op, p.pairs), with_fixes=False)
         p.clean = not p.result.findings
 
     def check_if_needed(self, p: Piece) -> None:
@@ -162,7 +162,7 @@ class PieceMaker:
     def check_any(self, p: Piece) -> CheckResult:
         """A check of any piece, clean ones included (for navigation; not kept on the piece)."""
         text = p.text
-        parsed = parse_block(text, p.unit.op, p.pairs) if p.kind == "body" else None
+        parsed = parse_block(text, p.big.op, p.pairs) if p.kind == "body" else None
         return check_text(text, self.settings, with_fixes=False, parsed=parsed)
 
 

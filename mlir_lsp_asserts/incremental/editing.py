@@ -15,15 +15,16 @@ from ..syntax.statements import BlockStatements, child_pairs, code_end
 from . import pieces
 from .building import BRACE_ISSUES, UNBALANCED
 from .pieces import (
-    TRAILING,
     Piece,
     Pos,
     cut_points,
+    keeps_region,
     make_piece,
     opens_region,
     outline_entry,
     segment,
     starts_statement,
+    trailing,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class Editor:
 
     def _boundaries_hold(self, i: int, j: int, new: list[Piece]) -> bool:
         """Do the new pieces for i..j still start and end where ops start and end?"""
-        if i > 0 and not starts_statement(self.live.pieces[i - 1].text, new[0].text):
+        before = self.live.pieces[i - 1].text if i > 0 else None
+        if before is not None and not (starts_statement(before, new[0].text) and keeps_region(before, new[0].text)):
             return False
         return j + 1 >= len(self.live.pieces) or starts_statement(new[-1].text, self.live.pieces[j + 1].text)
 
@@ -106,7 +108,7 @@ class Editor:
     def _edit_body(self, i: int, j: int, merged: str) -> tuple[list[Piece] | None, int, int, str]:
         """New pieces for body pieces i..j whose text became `merged` (grown to a neighbour while
         the result would not stand alone), or None when the function must be read again."""
-        unit = self.live.pieces[i].unit
+        unit = self.live.pieces[i].big
         if any(p.unit is not unit for p in self.live.pieces[i:j + 1]):
             return None, i, j, merged
         old_chars = sum(p.size for p in self.live.pieces[i:j + 1])
@@ -154,7 +156,7 @@ class Editor:
         first = merged.find("\n") + 1
         if first == 0 or merged[:first].strip() != "}" or old.text[:old.text.find("\n") + 1] != merged[:first]:
             return None
-        end = TRAILING.match(merged, first).end()
+        end = trailing(merged, first).end()
         closer = make_piece(merged[:end], False, "closer", old.unit)
         closer.clean = True
         rest = merged[end:]
@@ -170,11 +172,13 @@ class Editor:
         `{` is judged a region as in the whole text); the body pieces are checked again only when
         the op's name, which the rules look at, changed."""
         old = self.live.pieces[i]
-        unit, first = old.unit, self.live.pieces[i + 1]
+        unit, first = old.big, self.live.pieces[i + 1]
         if first.kind != "body":
             return None
         if "cf.assert" in merged:
             return None  # a header is never checked: one holding an assert is read in whole
+        if i > 0 and not keeps_region(self.live.pieces[i - 1].text, merged):
+            return None  # the module's `{` would no longer open a region
         brace = merged.rfind("{")
         if brace == -1 or code_end(merged, brace + 1, len(merged) - 1) != brace + 1 or not merged.endswith("\n"):
             return None

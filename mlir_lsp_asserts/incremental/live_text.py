@@ -188,7 +188,9 @@ class LiveText:
         start = p.lines.position(o.start)
         start = (start[0] + self._line0[i], start[1])
         if p.kind == "header":
-            c = self.unit_bounds(i)[1]
+            bounds = self.unit_bounds(i)
+            assert bounds is not None, "a header piece is part of a big function"
+            c = bounds[1]
             closer = self.pieces[c]
             end = closer.lines.position(closer.text.index("}") + 1)
             return start, (end[0] + self._line0[c], end[1])
@@ -298,7 +300,7 @@ class LiveText:
 
     def find_all(self, pattern: re.Pattern[str], needle: str) -> list[Range]:
         """Ranges of every match of `pattern` (which always matches `needle`) in the document."""
-        out = []
+        out: list[Range] = []
         for i, p in enumerate(self.pieces):
             if p.contains(needle):
                 out.extend(self._range(i, m.start(), m.end()) for m in pattern.finditer(p.text))

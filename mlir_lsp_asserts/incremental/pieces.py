@@ -12,12 +12,13 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from ..check import CheckResult
 from ..syntax.lines import LineIndex
 from ..syntax.op_tree import ChildPairs, Op
 from ..syntax.parsed_text import parse
-from ..syntax.reader import SKIP_WS, Reader
+from ..syntax.reader import Matches, Reader, skip_ws
 from ..syntax.statements import BlockStatements, block_labels, code_end
 
 # Body pieces of a big function are cut at the first statement after this many characters.
@@ -26,6 +27,7 @@ ASSERT_LITERAL = "cf.assert"
 # Blank lines and comments (not `// -----` separators) that may follow a top-level op in its piece;
 # a suppression comment (`// mlir-lsp: ignore`) belongs to the op after it, so it is not one.
 TRAILING = re.compile(r"(?:[ \t]*(?://(?![ \t]*-----)(?![^\n]*mlir-lsp)[^\n]*)?\r?\n)*")
+trailing = cast(Matches, TRAILING.match)  # it matches the empty string: never None
 
 Pos = tuple[int, int]
 
@@ -62,15 +64,21 @@ class Piece:
     fixes_ready: bool = False  # fixes are attached on first request (code action, hover)
     # A front end's cache of its rendering of the findings, with what it was made for (the first
     # line, and whatever else the front end's rendering depends on).
-    rendered: tuple[object, object] | None = None
+    rendered: tuple[object, str] | None = None
     _lines: LineIndex | None = None
-    _base: str | None = None
+    _base: str = ""  # the text the piece is a span of (none for a piece with its own text)
     _start: int = 0
     _end: int = 0
 
     @property
     def text(self) -> str:
         return self._own if self._own is not None else self._base[self._start:self._end]
+
+    @property
+    def big(self) -> BigUnit:
+        """The big unit a header, body or closer piece is part of."""
+        assert self.unit is not None, f"a {self.kind} piece is no part of a big unit"
+        return self.unit
 
     @property
     def size(self) -> int:
@@ -136,7 +144,7 @@ def segment(text: str, parsed=None) -> list[tuple[int, int, bool]]:
         tail = text[op.end:eol].strip()
         if tail and not tail.startswith("//"):
             continue  # something else follows on its last line
-        end = TRAILING.match(text, eol).end()
+        end = trailing(text, eol).end()
         if ls > pos:
             out.append((pos, ls, False))
         out.append((ls, end, True))
@@ -205,14 +213,14 @@ def _last_code_line(text: str) -> tuple[int, int] | None:
 def starts_statement(before: str, after: str) -> bool:
     """Does the first code of `after` start a statement when `after` follows `before` in a block?
     The reader's line rule on the two lines around the break (syntax/statements.py)."""
-    q = SKIP_WS.match(after).end()
+    q = skip_ws(after).end()
     if q >= len(after) or after[q] == "^":
         return True
     last = _last_code_line(before)
     if last is None:
         return False  # nothing to judge by here: the caller grows the piece
     ls, ce = last
-    if before[SKIP_WS.match(before, ls).end()] == "^":
+    if before[skip_ws(before, ls).end()] == "^":
         return True
     le = after.find("\n", q)
     small = before[ls:ce] + "\n" + after[:len(after) if le == -1 else le]
@@ -223,14 +231,25 @@ def starts_statement(before: str, after: str) -> bool:
 
 def opens_region(header: str, brace: int, body: str) -> bool:
     """Is the header's `{` still read as a region with `body` after it?"""
-    le = body.find("\n", SKIP_WS.match(body).end())
+    le = body.find("\n", skip_ws(body).end())
     small = header[brace:] + body[:len(body) if le == -1 else le]
     return Reader(small).is_region(0)
+
+
+def keeps_region(before: str, after: str) -> bool:
+    """When `before` ends with a `{` (a module's), is it still read as a region with `after`
+    following it? (What the first op after it is decides: `"{"  op` makes it a dictionary.)"""
+    last = _last_code_line(before)
+    if last is None:
+        return True
+    _ls, ce = last
+    return before[ce - 1] != "{" or opens_region(before, ce - 1, after)
 
 
 def has_labels(p: Piece) -> bool:
     """Does a body piece hold a block label of the function's own block? (Kept on the piece.)"""
     if p.labels is None:
+        assert p.pairs is not None, "a body piece has its pairs"
         text = p.text
         p.labels = bool(block_labels(text, 0, len(text), p.pairs))
     return p.labels
@@ -243,12 +262,14 @@ def holds(spots: list[int], start: int, end: int) -> bool:
 
 def outline_pieces(parsed, pieces: list[Piece], starts: list[int]) -> None:
     """Give every piece its outline from the whole read (no piece is read again for it)."""
+    outlines: list[list[Outline]] = []
     for p in pieces:
         p.outline = []
+        outlines.append(p.outline)
     text = parsed.text
     for _chunk, op in parsed.units():
         k = bisect.bisect_right(starts, op.start) - 1
-        pieces[k].outline.append(outline_entry(text, op, starts[k]))
+        outlines[k].append(outline_entry(text, op, starts[k]))
 
 
 def outline_entry(text: str, op, base: int = 0) -> Outline:

@@ -96,7 +96,7 @@ class MlirLspServer(LanguageServer):
             doc = self.documents.get(uri)
             return doc.snapshot() if doc is not None else None
 
-    def snapshot_parts(self, uri: str) -> tuple[int | None, list[str]] | None:
+    def snapshot_parts(self, uri: str) -> tuple[int | None, list[tuple[str, int, int]]] | None:
         """(version, the text as a list of pieces): a consistent view without joining them."""
         with self.lock:
             doc = self.documents.get(uri)

@@ -44,10 +44,9 @@ class HeldTail:
 
     def text(self) -> str:
         """The section as text (for a JSON-held one: its one `json.loads`, done on demand)."""
-        data = self._data
-        if isinstance(data, str):
-            return data[self._lo:self._hi]
-        return json.loads(b'"' + data[self._lo:self._hi] + b'"')
+        if isinstance(self._data, str):  # not escaped
+            return self._data[self._lo:self._hi]
+        return json.loads(b'"' + self._data[self._lo:self._hi] + b'"')
 
 
 class _Held:

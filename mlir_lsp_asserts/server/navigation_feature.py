@@ -20,6 +20,7 @@ from ..syntax.scope import Definition, Scope, containing
 from ..syntax.statements import name_pattern
 from . import dispatch_feature
 from .convert import span_range, to_range
+from .open_documents import OpenDocument
 
 _WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
 
@@ -28,7 +29,7 @@ _WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
 class Cursor:
     """A request's position: its document and the place it resolves to."""
 
-    doc: object
+    doc: OpenDocument
     place: Place
 
     @property
@@ -109,8 +110,8 @@ def value_definition(c: Cursor, name: str):
     for arg, aoff in (d.block.args if d.block is not None else []):
         if arg == name:
             return None, aoff, d, scope
-    owner = _owner(c, d.region) if d.region is not None else None
-    if owner is not None:  # an entry argument written in the op's header: `func.func @f(%a: i32)`
+    # an entry argument written in the op's header: `func.func @f(%a: i32)`
+    if d.region is not None and (owner := _owner(c, d.region)) is not None:
         m = re.compile(r"%" + re.escape(name) + r"(?![\w$.\-])").search(c.text, owner.name_start, d.region.start)
         if m:
             return None, m.start(), d, scope
@@ -285,8 +286,8 @@ def setup(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls, params: types.DefinitionParams):
         c = cursor(ls, params)
-        w = c.word() if c else None
-        if w is None:
+        w = None if c is None else c.word()
+        if c is None or w is None:  # no open document, or no word at the position
             return None
         sigil, name, _at = w
         uri = params.text_document.uri
@@ -305,8 +306,8 @@ def setup(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     def references(ls, params: types.ReferenceParams):
         c = cursor(ls, params)
-        w = c.word() if c else None
-        if w is None:
+        w = None if c is None else c.word()
+        if c is None or w is None:  # no open document, or no word at the position
             return []
         sigil, name, _at = w
         uri = params.text_document.uri

@@ -61,7 +61,7 @@ class OpenDocument:
             ir = text
         self.error = _why_unchecked(ir)
         self.live = LiveText("" if self.error else ir, settings, version=version)
-        self.raw = (ir if tail is None else ir + tail.text()) if self.error else None  # for snapshots
+        self.raw = (ir if tail is None else ir + tail.text()) if self.error else ""  # for snapshots
         self.tail = None if self.error else tail
 
     def with_settings(self, settings: Settings) -> OpenDocument:
@@ -112,9 +112,10 @@ class OpenDocument:
 
     def tail_problem(self) -> tuple[int, str] | None:
         """(line, message) when the resource section is not closed (a truncated export)."""
-        if self.tail is None or self.tail.closed:
+        line = self.tail_line
+        if line is None or self.tail is None or self.tail.closed:
             return None
-        return self.tail_line, NOT_CLOSED + " (the document ends inside its resources)"
+        return line, NOT_CLOSED + " (the document ends inside its resources)"
 
     def snapshot(self) -> Snapshot:
         if self.error:

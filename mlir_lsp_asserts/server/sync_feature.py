@@ -43,13 +43,14 @@ def did_change(ls, params: types.DidChangeTextDocumentParams):
         log.warning("didChange for a document that is not open: %s", uri)
         return
     before = doc.live.rebuilds
-    shifts = []
+    ranged: list[tuple[int, int, int]] = []
+    shifts: list[tuple[int, int, int]] | None = ranged  # None after a whole-text change
     for ch in params.content_changes:
         rng = getattr(ch, "range", None)
         if rng is None:
             shifts = None
             break
-        shifts.append((rng.start.line, rng.end.line, ch.text.count("\n")))
+        ranged.append((rng.start.line, rng.end.line, ch.text.count("\n")))
     with ls.lock:
         doc.change(params.content_changes, params.text_document.version)
     if shifts is not None:  # the real parser's last findings follow the lines they are on

@@ -37,8 +37,9 @@ _TOK = re.compile(
     r'unit|func|module|return|private|public|nested)(?![\w.$\-]))',
     re.M,
 )
-_KIND = {"comment": 9, "string": 7, "ssa": 2, "label": 3, "symbol": 4, "attr": 6, "dtype": 5, "btype": 5,
-         "number": 8, "keyword": 10}
+# Keyed by a match's `lastgroup`: never None, every alternative of _TOK is a named group.
+_KIND: dict[str | None, int] = {"comment": 9, "string": 7, "ssa": 2, "label": 3, "symbol": 4, "attr": 6,
+                                "dtype": 5, "btype": 5, "number": 8, "keyword": 10}
 
 
 def encode(lines, text: str, start: int, end: int) -> list[int]:

@@ -79,6 +79,7 @@ class ParsedText:
             op = next((o for o in ops if o.start <= offset < max(o.end, o.start + 1)), None)
             return (self.chunks[0], op) if op is not None else None
         units = self.units()
+        assert self._unit_starts is not None, "units() sets the starts with the units"
         i = bisect.bisect_right(self._unit_starts, offset) - 1
         if i >= 0 and units[i][1].start <= offset < max(units[i][1].end, units[i][1].start + 1):
             return units[i]
@@ -94,7 +95,7 @@ class ParsedText:
         one function): readers of its regions' statements, which replace its lazy regions. None
         for an op small enough to read in full."""
         if not op.lazy_regions:
-            sparse = [r.sparse for r in op.regions if r.sparse is not None]
+            sparse = [r.sparse for r in op.regions if isinstance(r.sparse, BlockStatements)]
             return sparse or None
         if all(e - s <= statements.BIG_BLOCK_CHARS for s, e in op.lazy_regions):
             return None

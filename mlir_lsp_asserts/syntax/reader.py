@@ -18,9 +18,15 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Protocol, cast
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
 from .tokens import STRING, STRING_BODY
+
+
+class Matches(Protocol):  # `re.Pattern.match` of a pattern that matches the empty string: never None
+    def __call__(self, string: str, pos: int = ..., endpos: int = ..., /) -> re.Match[str]: ...
+
 
 # Python frames per nesting level are few; this allows thousands of nested regions.
 DEEP_RECURSION = 40000
@@ -30,6 +36,8 @@ TOKEN = re.compile(f'"{STRING_BODY}(")?' + r"|//[^\n]*|[{}()\[\]\n]")
 BRACES = re.compile(f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
+skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
+NO_RESULTS = cast("list[tuple[str, int, int]]", ())  # shared by the ops without results (not a list each)
 RESULTS = re.compile(r"(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)\s*=(?!=)\s*")
 RESULT_ITEM = re.compile(r"%([\w$.\-]+)(?::(\d+))?")
 BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")
@@ -108,7 +116,7 @@ class Reader:
                 cur = stack.pop()
                 if cur.lazy_regions:
                     lazy, cur.lazy_regions = cur.lazy_regions, ()
-                    if not cur.regions:
+                    if not isinstance(cur.regions, list):
                         cur.regions = []
                     for s, e in lazy:
                         # The brace matcher's extent is authoritative: reading stays inside it,
@@ -147,7 +155,7 @@ class Reader:
         """Read ops until the enclosing `}` (returns its offset) or the end of the chunk."""
         text, end = self.text, self.end
         while True:
-            pos = SKIP_WS.match(text, pos, end).end()
+            pos = skip_ws(text, pos, end).end()
             if pos >= end:
                 return end
             c = text[pos]
@@ -184,7 +192,7 @@ class Reader:
                 if a.group(1) is not None:
                     block.args.append((a.group(1), a.start()))
             p = min(close + 1, self.end)  # an unmatched '(' on the last line ends at the text's end
-        p = SPACES.match(text, p, self.end).end()
+        p = spaces(text, p, self.end).end()
         if p < self.end and text[p] == ":":
             p += 1
         else:
@@ -199,7 +207,7 @@ class Reader:
     def _read_op(self, pos: int, parent: Op | None) -> tuple[Op | None, int]:
         text, end = self.text, self.end
         start = pos
-        results: list[tuple[str, int, int]] | tuple = ()
+        results = NO_RESULTS
         if text[pos] == "%":
             m = RESULTS.match(text, pos, end)
             if m is None:
@@ -286,7 +294,7 @@ class Reader:
                     if self.lazy and is_unit(op):
                         children = ChildPairs()
                         close = self._skip_braces(s, children)
-                        if not op.lazy_regions:
+                        if not (isinstance(op.lazy_regions, list) and isinstance(op.lazy_children, list)):
                             op.lazy_regions, op.lazy_children = [], []
                         op.lazy_regions.append((s, close))
                         op.lazy_children.append(children)
@@ -294,7 +302,7 @@ class Reader:
                     else:
                         region = Region(s, s)
                         last = pos = self._read_region(s, op, region)
-                        if not op.regions:
+                        if not isinstance(op.regions, list):
                             op.regions = []
                         op.regions.append(region)
                 else:
@@ -313,7 +321,7 @@ class Reader:
             prev = text[code_end - 1]
             if prev in ",=:(" or text.startswith("->", code_end - 2):
                 return True
-        q = SKIP_WS.match(text, next_pos, end).end()
+        q = skip_ws(text, next_pos, end).end()
         if q >= end:
             return False
         c = text[q]
@@ -325,13 +333,14 @@ class Reader:
             return ALIAS_DEF.match(text, q, end) is None
         if (c.isascii() and c.isalpha()) or c == "_":
             m = BARE_ID.match(text, q, end)
+            assert m is not None, "a letter or '_' starts a bare identifier"
             word = m.group(0)
             if word in CONTINUATION_WORDS:
                 return True
             after = m.end()
             if after < end and text[after] in "(<[" and "." not in word:
                 return True
-            a2 = SPACES.match(text, after, end).end()
+            a2 = spaces(text, after, end).end()
             if a2 < end and text[a2] == "=" and not text.startswith("==", a2):
                 return True
         return False
@@ -339,7 +348,7 @@ class Reader:
     def is_region(self, brace: int) -> bool:
         """Does the `{` at `brace` open a region (True) or an attribute dictionary (False)?"""
         text, end = self.text, self.end
-        q = SKIP_WS.match(text, brace + 1, end).end()
+        q = skip_ws(text, brace + 1, end).end()
         if q >= end:
             return True  # `{` then end of text: an unclosed region (reported by the caller)
         c = text[q]
@@ -349,11 +358,12 @@ class Reader:
             m = STRING.match(text, q, end)
             if m is None:
                 return False
-            a = SPACES.match(text, m.end(), end).end()
+            a = spaces(text, m.end(), end).end()
             return a < end and text[a] == "("
         if (c.isascii() and c.isalpha()) or c == "_":
             m = BARE_ID.match(text, q, end)
-            a = SPACES.match(text, m.end(), end).end()
+            assert m is not None, "a letter or '_' starts a bare identifier"
+            a = spaces(text, m.end(), end).end()
             nc = text[a] if a < end else ""
             if nc == "=" and not text.startswith("==", a):
                 return False
@@ -389,8 +399,8 @@ class Reader:
                     return m.end()
                 if depth == 1 and closes is not None:
                     closes.append(m.end())
-        if opens is not None:
-            del opens[len(closes):]  # a pair left open at the end of the text
+        if children is not None:
+            del children.opens[len(children.closes):]  # a pair left open at the end of the text
         self._issue(brace, brace + 1, "'{' is never closed")
         return end
 

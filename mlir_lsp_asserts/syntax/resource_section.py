@@ -18,24 +18,34 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 OPEN = "{-#"
 CLOSE = "#-}"
 NOT_CLOSED = "'{-#' metadata is never closed"
 # How much of a file's end is read to see whether its metadata is closed.
 END_PROBE = 4096
-# What `ir_end` searches (a TypeVar: each kind is type-checked on its own).
-_Searched = TypeVar("_Searched", str, bytes, mmap.mmap)
+_S = TypeVar("_S", str, bytes)
 
 
-def ir_end(text: _Searched) -> int:
+class _Searchable(Protocol[_S]):
+    """What `ir_end` reads: `str` (with `_S` = str), `bytes` or an `mmap` (`_S` = bytes)."""
+
+    def find(self, sub: _S, start: int = ..., /) -> int: ...
+    def rfind(self, sub: _S, start: int, end: int, /) -> int: ...
+    def __getitem__(self, key: slice, /) -> _S: ...
+    def __len__(self) -> int: ...
+
+
+def ir_end(text: str | bytes | mmap.mmap) -> int:
     """Offset of the line where the trailing `{-#` metadata starts, or len(text) without one.
     Works on `str`, `bytes` and `mmap` alike (each search is C code)."""
     if isinstance(text, str):
-        opener, newline = OPEN, "\n"
-    else:
-        opener, newline = OPEN.encode(), b"\n"
+        return _section_line(text, OPEN, "\n")
+    return _section_line(text, OPEN.encode(), b"\n")
+
+
+def _section_line(text: _Searchable[_S], opener: _S, newline: _S) -> int:
     pos = text.find(opener)
     while pos != -1:
         line_start = text.rfind(newline, 0, pos) + 1

@@ -25,7 +25,7 @@ import bisect
 import re
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
-from .reader import BRACES, SKIP_WS, Reader
+from .reader import BRACES, Reader, skip_ws
 from .tokens import STRING_BODY
 
 # Blocks above this are read statement by statement on demand (tests lower it).
@@ -129,7 +129,7 @@ class BlockStatements:
         self.rd.issues = self.issues
         if region is None:
             region = Region(lo - 1, hi + 1)
-        if not owner.regions:
+        if not isinstance(owner.regions, list):
             owner.regions = []
         if not any(r is region for r in owner.regions):
             owner.regions.append(region)
@@ -152,7 +152,7 @@ class BlockStatements:
 
     # -- the line rule -------------------------------------------------------------------------
     def first_code(self, ls: int) -> int:
-        return SKIP_WS.match(self.text, ls, self.hi).end()
+        return skip_ws(self.text, ls, self.hi).end()
 
     def _line_start(self, pos: int) -> int:
         return max(self.text.rfind("\n", 0, pos) + 1, self.lo)
