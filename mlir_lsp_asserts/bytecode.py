@@ -154,7 +154,7 @@ def write_fixed_bytecode(src_path: str, fixed_text: str, dest_path: str) -> None
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
-    cmd = [sys.executable, "-c", "from mlir_lsp_asserts.bytecode import _child_main; _child_main()",
+    cmd = [sys.executable, "-c", "from mlir_lsp_asserts.bytecode import child_main; child_main()",
            os.fspath(src_path), os.fspath(dest_path)]
     try:
         r = subprocess.run(cmd, input=fixed_text.encode("utf-8", "surrogatepass"), capture_output=True, env=env,
@@ -177,7 +177,7 @@ def write_fixed_bytecode(src_path: str, fixed_text: str, dest_path: str) -> None
     raise SourceError(f"the bytecode writer failed (exit {r.returncode}{': ' + last[-1] if last else ''})")
 
 
-def _child_main() -> None:
+def child_main() -> None:
     src_path, dest_path = sys.argv[1], sys.argv[2]
     fixed_text = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
     try:

@@ -52,7 +52,8 @@ log = logging.getLogger(__name__)
 class MlirLspServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None):
         """pygls's stdio loop, adapted (transport.py)."""
-        run_stdio(self, stdin, stdout)
+        self._stop_event = threading.Event()  # pygls's own field: its shutdown sets it
+        run_stdio(self, self._stop_event, stdin, stdout)
 
     def __init__(self):
         super().__init__("mlir-lsp", __version__, protocol_cls=MlirLspProtocol,

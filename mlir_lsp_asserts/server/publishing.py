@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 
 from . import dispatch_feature
 from .convert import diagnostic_json, plain_diagnostic
 from .open_documents import OpenDocument
 
+# LSP objects <-> JSON, as pygls converts them (it offers no public handle on its own)
+CONVERTER = default_converter()
 # A publish lists at most this many findings, then one summary (like other linters' caps).
 MAX_PUBLISHED = 2000
 
@@ -23,7 +26,7 @@ def all_diagnostics(ls, uri: str) -> tuple[int | None, list[types.Diagnostic]]:
     if doc is None:
         return None, []
     params = json.loads(publish_json(ls, doc))
-    conv = ls.protocol._converter
+    conv = CONVERTER
     return doc.version, [conv.structure(d, types.Diagnostic) for d in params["diagnostics"]]
 
 def _other_diagnostics(ls, doc: OpenDocument) -> list[types.Diagnostic]:
@@ -35,7 +38,7 @@ def publish_json(ls, doc: OpenDocument) -> str:
     """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
     it starts at, so an edit re-renders only the pieces it changed or moved."""
     live = doc.live
-    conv = ls.protocol._converter
+    conv = CONVERTER
     parts = [json.dumps(conv.unstructure(plain_diagnostic(doc.error)))] if doc.error else []
     if problem := doc.tail_problem():
         parts.append(json.dumps(conv.unstructure(plain_diagnostic(problem[1], types.DiagnosticSeverity.Error,

@@ -94,13 +94,12 @@ class TextStdinReader(StdinAsyncReader):
         return self.loop.run_in_executor(self.executor, read)
 
 
-def run_stdio(server, stdin=None, stdout=None) -> None:
+def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None) -> None:
     """pygls's stdio loop, with message bodies read as text (`TextStdinReader`)."""
-    server._stop_event = threading.Event()
     server.protocol.set_writer(LockedStdoutWriter(stdout or sys.stdout.buffer))
     reader = TextStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
     try:
-        asyncio.run(run_async(stop_event=server._stop_event, reader=reader, protocol=server.protocol,
+        asyncio.run(run_async(stop_event=stop_event, reader=reader, protocol=server.protocol,
                               logger=log, error_handler=server.report_server_error))
     except BrokenPipeError:
         log.error("the client's connection is gone; shutting down")
