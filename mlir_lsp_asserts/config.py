@@ -87,11 +87,8 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     if "ignore" in norm:
         s = replace(s, ignore=_codes(norm["ignore"], f"{source}: ignore"))
     if "severity" in norm:
-        table = norm["severity"]
-        if not isinstance(table, dict):
-            raise ConfigError(f"{source}: severity must be a table like {{MLA003 = \"warning\"}}")
         pairs = dict(s.severity)
-        for k, v in table.items():
+        for k, v in _table(norm, "severity", f"{source}: severity must be a table like {{MLA003 = \"warning\"}}"):
             try:
                 sev = Severity.parse(str(v))
             except ValueError:
@@ -119,17 +116,22 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
             raise ConfigError(f"{source}: measured-severity must be true or false")
         s = replace(s, measured_severity=norm["measured-severity"])
     if "profiles" in norm:
-        table = norm["profiles"]
-        if not isinstance(table, dict):
-            raise ConfigError(f"{source}: profiles must be a table of name = {{flags = [...]}}")
         profs = dict(s.profiles)
-        for name, spec in table.items():
+        for name, spec in _table(norm, "profiles", f"{source}: profiles must be a table of name = {{flags = [...]}}"):
             flags = spec.get("flags") if isinstance(spec, dict) else spec
             if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
                 raise ConfigError(f"{source}: profiles.{name}.flags must be a list of strings")
             profs[str(name)] = tuple(flags)
         s = replace(s, profiles=tuple(sorted(profs.items())))
     return replace(s, source=source)
+
+
+def _table(norm: dict, key: str, problem: str) -> list[tuple[str, object]]:
+    """The entries of the config table `key`, or a ConfigError saying `problem`."""
+    table = norm[key]
+    if not isinstance(table, dict):
+        raise ConfigError(problem)
+    return list(table.items())
 
 
 def find_config_file(start: Path) -> Path | None:

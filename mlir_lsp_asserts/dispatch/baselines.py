@@ -72,26 +72,31 @@ class Verdict:
     message: str
 
 
+def _against(count: int, limit: int, over: str, under: str) -> list[Verdict]:
+    """A failing verdict over the limit, a passing one under it, none at it."""
+    if count > limit:
+        return [Verdict(False, over)]
+    return [Verdict(True, under)] if count < limit else []
+
+
 def judge(path: str, profile: str, count: int, max_dispatches: int | None,
           baseline: dict[str, dict[str, int]] | None) -> list[Verdict]:
     out = []
     if max_dispatches is not None:
-        if count > max_dispatches:
-            out.append(Verdict(False, f"{path}: {count} dispatches is over the budget of {max_dispatches} "
-                                      f"(+{count - max_dispatches})"))
-        elif count < max_dispatches:
-            out.append(Verdict(True, f"{path}: {count} dispatches, {max_dispatches - count} under the budget of "
-                                     f"{max_dispatches}"))
+        out += _against(count, max_dispatches,
+                        f"{path}: {count} dispatches is over the budget of {max_dispatches} "
+                        f"(+{count - max_dispatches})",
+                        f"{path}: {count} dispatches, {max_dispatches - count} under the budget of {max_dispatches}")
     if baseline is not None:
         golden = baseline.get(path, {}).get(profile)
         if golden is None:
             out.append(Verdict(True, f"{path}: no baseline for profile {profile!r} (run with --update-baseline)"))
-        elif count > golden:
-            out.append(Verdict(False, f"{path}: {count} dispatches with profile {profile!r}, above the baseline "
-                                      f"{golden} (+{count - golden})"))
-        elif count < golden:
-            out.append(Verdict(True, f"{path}: {count} dispatches with profile {profile!r}, went down from the "
-                                     f"baseline {golden} ({count - golden}); update it with --update-baseline"))
+        else:
+            out += _against(count, golden,
+                            f"{path}: {count} dispatches with profile {profile!r}, above the baseline "
+                            f"{golden} (+{count - golden})",
+                            f"{path}: {count} dispatches with profile {profile!r}, went down from the "
+                            f"baseline {golden} ({count - golden}); update it with --update-baseline")
     return out
 
 
