@@ -422,17 +422,19 @@ def other_files(startup: Startup, runs: int) -> bool:
 SHAPE_BENCHES = {"spread": spread_shape, "model": model_shape, "inline": inline_shape, "other": other_files}
 
 
-def shape_list(arg: str) -> list[str]:
-    names = [s.strip() for s in arg.split(",") if s.strip()]
-    unknown = [s for s in names if s not in SHAPES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"shapes are {', '.join(SHAPES)} (comma-separated), not {arg!r}")
-    return names
+def names_list(allowed: tuple[str, ...]):
+    """An argparse type: a comma-separated list of some of `allowed`."""
+    def parse(arg: str) -> list[str]:
+        names = [s.strip() for s in arg.split(",") if s.strip()]
+        if not names or any(s not in allowed for s in names):
+            raise argparse.ArgumentTypeError(f"one or more of {', '.join(allowed)} (comma-separated), not {arg!r}")
+        return names
+    return parse
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", type=shape_list, default=list(SHAPES), metavar="SHAPES",
+    ap.add_argument("--only", type=names_list(SHAPES), default=list(SHAPES), metavar="SHAPES",
                     help=f"comma-separated, of {', '.join(SHAPES)} (default: all)")
     ap.add_argument("--runs", type=int, default=RUNS, help="runs of each command (median; default 3)")
     args = ap.parse_args()
