@@ -326,7 +326,8 @@ def generated(name: str, make, target: int) -> tuple[Path, int]:
         print(f"using {path.relative_to(ROOT)} ({meta['functions']:,} functions, {meta['asserts']} cf.assert;"
               " it parsed with iree-opt when generated)")
         return path, meta["asserts"]
-    print(f"generating {path.relative_to(ROOT)} ({target / 1e6:.0f} MB) ...", flush=True)
+    size = f" ({target / 1e6:.0f} MB)" if target >= 1_000_000 else ""
+    print(f"generating {path.relative_to(ROOT)}{size} ...", flush=True)
     t0 = time.monotonic()
     text, asserts = make(target)
     tmp = path.with_suffix(".tmp")
