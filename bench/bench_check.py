@@ -133,6 +133,11 @@ def cpu(runs: list[Run]) -> float:
     return statistics.median(r.cpu for r in runs)
 
 
+def load() -> str:
+    """The machine's load, printed beside the figures (other work on it slows both sides)."""
+    return f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+
+
 def mark(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
@@ -377,7 +382,7 @@ def generated_inline() -> tuple[Path, Path, int]:
 
 def check_and_fix(title: str, path: Path, asserts: int, startup: Startup, runs: int) -> bool:
     """A 50 MB shape: `--check`, then `--check --fix` on a copy."""
-    print(f"\n== {title}")
+    print(f"\n== {title} ({load()})")
     checked = bench(path, asserts, startup, runs=runs)
     return bench_fix(path, checked.opt_seconds, 4.0, runs) & checked.good
 
@@ -402,7 +407,8 @@ def inline_shape(startup: Startup, runs: int) -> bool:
         print(f"\n(inline shape skipped: {CLIP_L} not found)")
         return True
     text, code, asserts = generated_inline()
-    print("\n== inline shape: clip_l exported with its weights inline (a trailing dialect_resources section)")
+    print(f"\n== inline shape: clip_l exported with its weights inline (a trailing dialect_resources section;"
+          f" {load()})")
     checked = bench(text, asserts, startup, Targets(time=0.25, rss_file=1.3), runs)
     ok = checked.good & bench(code, asserts, startup, Targets(time=1.5, rss_file=None, rss_opt=1.5), runs).good
     print(f"\n{text.name} again:")
@@ -412,11 +418,11 @@ def inline_shape(startup: Startup, runs: int) -> bool:
 def other_files(startup: Startup, runs: int) -> bool:
     ok = True
     if ENCODER.exists():
-        print("\n== the real SDXL prompt encoder")
+        print(f"\n== the real SDXL prompt encoder ({load()})")
         ok &= bench(ENCODER, 16, startup, runs=runs).good
     # Stress: one weight inline as a single dense<"0x..."> string of 16 M characters.
     lit, lit_asserts = generated("one_8mb_literal", generate.generate_big_literal, 8 * 1024 * 1024)
-    print("\n== one 8 MB weight as a single dense literal")
+    print(f"\n== one 8 MB weight as a single dense literal ({load()})")
     return bench(lit, lit_asserts, startup, runs=runs).good & ok
 
 
@@ -447,6 +453,7 @@ def main() -> int:
     ok = True
     for shape in args.only:
         ok &= SHAPE_BENCHES[shape](startup, args.runs)
+        print(f"  ({load()} at the end)")
     return 0 if ok else 1
 
 

@@ -449,7 +449,7 @@ def model_section(args) -> None:
     mpath, masserts = bench_check.generated("model_shaped_20x", lambda _n: generate.generate_model_shaped(20), 20)
     mtext = mpath.read_text()
     print(f"\n== model shape: {mpath.relative_to(ROOT)}, {len(mtext) / 1e6:.1f} MB, one function "
-          f"(the prompt encoder's body 20x), {masserts} asserts")
+          f"(the prompt encoder's body 20x), {masserts} asserts ({bench_check.load()})")
     print_model(mpath, mtext, args.runs, args.model_edits, parse_median(mpath, args.runs))
 
 
@@ -460,7 +460,7 @@ def spread_section(args) -> None:
     middle = len(lines) // 2
     assert_line = next(i for i in range(middle, len(lines)) if lines[i].lstrip().startswith("cf.assert"))
     print(f"\n== spread shape: {path.relative_to(ROOT)}, {len(text) / 1e6:.1f} MB, {len(lines):,} lines; "
-          f"edit: comment line {assert_line + 1} (a cf.assert) out and in")
+          f"edit: comment line {assert_line + 1} (a cf.assert) out and in ({bench_check.load()})")
     parse_s = parse_median(path, args.runs)
     ours = [session(MLIR_LSP, path.resolve().as_uri(), text, assert_line, args.edits,
                     args.memory_edits if r == 0 else 0) for r in range(args.runs)]
@@ -511,7 +511,7 @@ def inline_section(args) -> None:
     size = path.stat().st_size
     print(f"\n== inline shape: {path.relative_to(ROOT)}, {size / 1e6:.1f} MB (its IR part {ir_end / 1e6:.2f} MB, "
           f"{len(lines):,} lines), {asserts} asserts; the whole text in didOpen, as Neovim, Emacs and Helix send it; "
-          f"edit: comment line {line + 1} (a cf.assert) out and in")
+          f"edit: comment line {line + 1} (a cf.assert) out and in ({bench_check.load()})")
     parse_s = parse_median(path, args.runs)
     res = [session(MLIR_LSP, path.resolve().as_uri(), text, line, args.edits) for _ in range(args.runs)]
     found = [r["findings"] for r in res]
@@ -606,6 +606,13 @@ def workspace_session(folder: Path | None, enc: Path, line: int, names, args) ->
         if sent > sample_at:  # the scan's worker lives as long as the server: its VmHWM is its peak
             kids, sample_at = max(kids, children_peak_kib(c.proc.pid)), sent + 0.5
         time.sleep(args.edit_gap)
+    if folder is not None and scan.ended is None:  # every big file published: the progress ends next
+        try:
+            c.wait(lambda m: m.get("method") == "$/progress" and m["params"].get("value", {}).get("kind") == "end"
+                   and str(m["params"].get("token", "")).startswith("mlir-lsp-scan"), timeout=10, start=scan.seen)
+        except TimeoutError:
+            pass
+        scan.update(c)
     out = {"open": opened, "findings": mla001(first), "start": start, "scan": scan, "edits": edits,
            "peak_rss_kib": peak_rss_kib(c.proc.pid), "children_kib": max(kids, children_peak_kib(c.proc.pid))}
     c.close()
@@ -623,7 +630,7 @@ def workspace_section(args) -> None:
     sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(WORKSPACE.iterdir()))
     print(f"\n== workspace: a server whose folder {WORKSPACE.relative_to(ROOT)} holds {sizes}; the encoder opened "
           f"right after `initialized`, edits (line {line + 1}, a cf.assert, commented out and in) every "
-          f"{args.edit_gap * 1000:.0f} ms; against a server with no folder")
+          f"{args.edit_gap * 1000:.0f} ms; against a server with no folder ({bench_check.load()})")
     alone, scanning = [], []
     for _ in range(args.runs):  # interleaved, so that a change in machine load hits both alike
         alone.append(workspace_session(None, enc, line, expected, args))
@@ -658,7 +665,8 @@ def print_workspace(alone: list[dict], scanning: list[dict], expected: dict[str,
               f"assert findings {counts} (its asserts: {n}) [target: published in every run: "
               f"{verdict(all(p is not None for p in seen))}]")
     ends = runs_of(r["scan"].ended - r["start"] if r["scan"].ended else None for r in scanning)
-    print(f"  scan's progress ended after {ends} s (-: not within {args.scan_timeout:g} s)")
+    print(f"  scan's progress ended after {ends} s (-: not seen within {args.scan_timeout:g} s, or 10 s after the"
+          " last big file was published)")
     peaks = [max(r[key] for r in rs) / 1024 for key in ("peak_rss_kib", "children_kib") for rs in (scanning, alone)]
     print(f"  peak RSS (VmHWM): server {peaks[0]:.0f} MiB with the folder, {peaks[1]:.0f} MiB without; its child "
           f"processes at most {peaks[2]:.0f} MiB / {peaks[3]:.0f} MiB")
@@ -689,6 +697,7 @@ def main() -> int:
                 "workspace": workspace_section}
     for name in args.only:
         sections[name](args)
+        print(f"  ({bench_check.load()} at the end)")
     return 0
 
 
