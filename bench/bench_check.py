@@ -30,7 +30,7 @@ Last, the start-up cost of `mlir-lsp --check` on a tiny file, which dominates sm
 
 `mlir-lsp` is run as `sys.executable -m mlir_lsp_asserts` with this checkout first on
 PYTHONPATH, so that the code measured is this checkout's (the venv's `mlir-lsp` script runs
-whichever checkout was installed editable).
+whichever checkout was installed editable); BENCH_PACKAGE_DIR=DIR measures the package in DIR.
 
 Times are only printed, never asserted. The script exits 1 only when something is wrong rather
 than slow: a generated file does not parse with iree-opt, the number of findings is not the
@@ -75,9 +75,12 @@ import inline_weights  # noqa: E402
 
 
 def child_env() -> dict[str, str]:
-    """The measured commands' environment: this checkout first on PYTHONPATH, no colours."""
+    """The measured commands' environment: this checkout's package first on PYTHONPATH (or the one
+    in $BENCH_PACKAGE_DIR, to measure another revision: `git archive REV mlir_lsp_asserts | tar -x
+    -C DIR`), no colours."""
     rest = os.environ.get("PYTHONPATH")
-    return dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT) + (os.pathsep + rest if rest else ""))
+    first = os.environ.get("BENCH_PACKAGE_DIR") or str(ROOT)
+    return dict(os.environ, NO_COLOR="1", PYTHONPATH=first + (os.pathsep + rest if rest else ""))
 
 
 class Run:

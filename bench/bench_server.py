@@ -29,7 +29,7 @@ full-text `didChange`s) is serialized to JSON before the clock starts, on all sh
 client's own `json.dumps` of a 490 MB text takes seconds that are not the server's. Beside edit
 latencies, the server's CPU time per edit (/proc/PID/stat): on a machine loaded by other work the
 latency's tail stretches, the CPU an edit costs much less. Medians over `--runs` runs. mlir-lsp runs as `sys.executable -m mlir_lsp_asserts` with this checkout first on
-PYTHONPATH (bench_check.child_env).
+PYTHONPATH (bench_check.child_env; BENCH_PACKAGE_DIR=DIR measures the package in DIR).
 """
 
 from __future__ import annotations
