@@ -80,7 +80,8 @@ def child_env() -> dict[str, str]:
     -C DIR`), no colours."""
     rest = os.environ.get("PYTHONPATH")
     first = os.environ.get("BENCH_PACKAGE_DIR") or str(ROOT)
-    return dict(os.environ, NO_COLOR="1", PYTHONPATH=first + (os.pathsep + rest if rest else ""))
+    # PYTHONSAFEPATH: `-m` would otherwise put the working directory (maybe another checkout) first.
+    return dict(os.environ, NO_COLOR="1", PYTHONSAFEPATH="1", PYTHONPATH=first + (os.pathsep + rest if rest else ""))
 
 
 class Run:
