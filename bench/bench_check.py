@@ -23,9 +23,10 @@ with the time ratio and our peak resident memory, each beside its target:
 Then, on fresh copies of each shape's text, `mlir-lsp --check --fix --fix-mode assume` (median of
 N): time (beside iree-opt's parse of the original, no target), peak RSS (target < 1.5x the file
 for inline; for the 50 MB shapes beside the file's size and iree-opt's, no target; the peak of
-the real-parser check's child is included, as wait4 reports descendants), and whether iree-opt accepts the result, how many `cf.assert` ops are left
-in its IR part (target 0, or the findings the fix reports as left) and, for inline, whether the
-resource section (the bytes from the first line starting with `{-#`) is byte-identical (sha256).
+the real-parser check's child is included, as wait4 reports descendants), and whether iree-opt
+accepts the result, how many `cf.assert` ops are left in its IR part (target 0, or the findings
+the fix reports as left) and, for inline, whether the resource section (the bytes from the first
+line starting with `{-#`) is byte-identical (sha256).
 Last, the start-up cost of `mlir-lsp --check` on a tiny file, which dominates small inputs.
 
 `mlir-lsp` is run as `sys.executable -m mlir_lsp_asserts` with this checkout first on
@@ -378,7 +379,8 @@ def generated_inline() -> tuple[Path, Path, int]:
     parses_or_exit(tmp, "export")
     conv = run_measured([IREE_OPT, "--emit-bytecode", str(tmp), "-o", str(btmp)])
     if conv.code != 0:
-        print(f"ERROR: iree-opt --emit-bytecode failed (exit {conv.code}): {conv.stderr.decode(errors='replace')[:800]}")
+        print(f"ERROR: iree-opt --emit-bytecode failed (exit {conv.code}): "
+              f"{conv.stderr.decode(errors='replace')[:800]}")
         sys.exit(1)
     print(f"  {code.name}: {btmp.stat().st_size / 1e6:.1f} MB ({conv.seconds:.2f} s)")
     tmp.replace(text)

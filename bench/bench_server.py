@@ -28,8 +28,10 @@ Open and edit times run from the first byte of the message written to the first
 full-text `didChange`s) is serialized to JSON before the clock starts, on all shapes: the
 client's own `json.dumps` of a 490 MB text takes seconds that are not the server's. Beside edit
 latencies, the server's CPU time per edit (/proc/PID/stat): on a machine loaded by other work the
-latency's tail stretches, the CPU an edit costs much less. Medians over `--runs` runs. mlir-lsp runs as `sys.executable -m mlir_lsp_asserts` with this checkout first on
-PYTHONPATH (bench_check.child_env; BENCH_PACKAGE_DIR=DIR measures the package in DIR).
+latency's tail stretches, the CPU an edit costs much less (it is the server's CPU over the edits
+divided by their number: background work of the server process meanwhile counts too). Medians
+over `--runs` runs. mlir-lsp runs as `sys.executable -m mlir_lsp_asserts` with this checkout
+first on PYTHONPATH (bench_check.child_env; BENCH_PACKAGE_DIR=DIR measures the package in DIR).
 """
 
 from __future__ import annotations
@@ -234,9 +236,10 @@ class AssertToggle:
     def toggle(self) -> float:
         self.version += 1
         v, comment = self.version, not self.commented
-        params = {"textDocument": {"uri": self.uri, "version": v}, "contentChanges": [
-            {"range": {"start": {"line": self.line, "character": 0}, "end": {"line": self.line, "character": 0 if comment else 3}},
-             "text": "// " if comment else ""}]}
+        rng = {"start": {"line": self.line, "character": 0},
+               "end": {"line": self.line, "character": 0 if comment else 3}}
+        params = {"textDocument": {"uri": self.uri, "version": v},
+                  "contentChanges": [{"range": rng, "text": "// " if comment else ""}]}
         if self.texts is not None:
             params["contentChanges"] = [{"text": RAW}]
         msg = encoded("textDocument/didChange", params, self.texts[comment] if self.texts else b"")
@@ -496,11 +499,15 @@ def side_by_side(upstream: str, path: Path, text: str, assert_line: int, args) -
     """mlir-lsp and upstream's mlir-lsp-server on the spread module's upstream twin."""
     twin = upstream_twin(path, text)
     ttext = twin.read_text()
-    tline = next(i for i, ln in enumerate(ttext.split("\n")) if i >= assert_line - 5000 and ln.lstrip().startswith("cf.assert"))
+    tline = next(i for i, ln in enumerate(ttext.split("\n"))
+                 if i >= assert_line - 5000 and ln.lstrip().startswith("cf.assert"))
     turi = twin.resolve().as_uri()
-    opt = bench_check.run_measured([UPSTREAM_OPT, str(twin), "-o", os.devnull]) if os.path.exists(UPSTREAM_OPT) else None
+    opt = None
+    if os.path.exists(UPSTREAM_OPT):
+        opt = bench_check.run_measured([UPSTREAM_OPT, str(twin), "-o", os.devnull])
+    opt_note = "" if opt is None else f"; mlir-opt-22 batch parse {opt.seconds:.2f} s, exit {opt.code}"
     print(f"side by side on {twin.relative_to(ROOT)} (util.global parameters replaced by tensor.empty, so that "
-          f"upstream parses it{'' if opt is None else f'; mlir-opt-22 batch parse {opt.seconds:.2f} s, exit {opt.code}'})")
+          f"upstream parses it{opt_note})")
     mine = session(MLIR_LSP, turi, ttext, tline, args.edits)
     theirs = [session([upstream], turi, ttext, tline, args.upstream_edits) for _ in range(max(1, args.runs - 1))]
     t_opens = [o["open"] for o in theirs]
@@ -508,7 +515,9 @@ def side_by_side(upstream: str, path: Path, text: str, assert_line: int, args) -
     t_med, m_med = statistics.median(t_edits), statistics.median(mine["edits"])
     print(f"  mlir-lsp:        open -> diagnostics {mine['open']:.2f} s; edit -> diagnostics median "
           f"{m_med * 1000:.1f} ms, p95 {p95(mine['edits']) * 1000:.1f} ms over {len(mine['edits'])} edits")
-    sync_note = "; it takes whole texts (full sync), so each edit sends the 50 MB text, as an editor does" if theirs[0]["full_sync"] else ""
+    sync_note = ""
+    if theirs[0]["full_sync"]:
+        sync_note = "; it takes whole texts (full sync), so each edit sends the 50 MB text, as an editor does"
     print(f"  mlir-lsp-server: open -> diagnostics median {statistics.median(t_opens):.2f} s; edit -> diagnostics "
           f"median {t_med:.2f} s, p95 {p95(t_edits):.2f} s over {len(t_edits)} edits "
           f"({', '.join(f'{x:.2f}' for x in t_edits)} s; {upstream}{sync_note})")
@@ -677,7 +686,7 @@ def print_workspace(alone: list[dict], scanning: list[dict], expected: dict[str,
         print("with folder: no edit was sent while the scan ran (it was over before the first)")
     for name, n in expected.items():
         seen = [r["scan"].published.get(name) for r in scanning]
-        times = runs_of(None if p is None else p[0] - r["start"] for p, r in zip(seen, scanning))
+        times = runs_of(None if p is None else p[0] - r["start"] for p, r in zip(seen, scanning, strict=True))
         counts = sorted({p[1] for p in seen if p is not None})
         print(f"  scan: {name} published after {times} s (from `initialized`; -: not during the scan), "
               f"assert findings {counts} (its asserts: {n}) [target: published in every run: "
