@@ -44,10 +44,13 @@ $(OLD_IREE)/bin/iree-compile:
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"
 
+# All figures on the three shapes (spread, model-shaped, weights inline; bench/out caches them).
+# One shape: make bench BENCH_ONLY=inline (or spread, model: bench_check.py and bench_server.py
+# with --only; bench_server.py --only workspace runs the workspace-scan scenario alone).
 bench: setup
-	$(BIN)/python bench/bench_check.py
-	$(BIN)/python bench/bench_dispatch.py
-	$(BIN)/python bench/bench_server.py
+	$(BIN)/python bench/bench_check.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	$(if $(BENCH_ONLY),,$(BIN)/python bench/bench_dispatch.py)
+	$(BIN)/python bench/bench_server.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 # Long reliability runs with figures (bench/soak.py --help): 1 M fuzz inputs (or as many as fit in
 # SOAK_SECONDS, with the rate), fixes on parsable mutations, compiler faults, killed --fix, a
