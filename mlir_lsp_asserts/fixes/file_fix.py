@@ -16,6 +16,8 @@ from ..fixes import fix_text
 from ..fixes.verify import real_parse_error, real_parse_errors_in_child
 from ..source import BOM, SourceError
 
+# Above this the real parser runs in a child: its memory (10x the text) is never ours.
+CHILD_VERIFY_CHARS = 8 * 1024 * 1024
 UNREADABLE_NOTE = ("the real parser (IREE {ver}) cannot read this file ({err}); fixed on the structural "
                    "reader's guarantee that only the asserts and their dead condition ops were touched")
 
@@ -66,7 +68,8 @@ def fix_file_outcome(out, result, settings, opts, source, stamp, raw: bytes | No
         if out.path == "-" and opts.fix and not opts.diff:
             out.stdout_text = _with_tail(text, raw, tail)  # a filter prints its input even when nothing changes
         return
-    if opts.verify_with_parser and not _verify(out, text, fo.text, in_child=tail is not None):
+    in_child = tail is not None or len(text) > CHILD_VERIFY_CHARS
+    if opts.verify_with_parser and not _verify(out, text, fo.text, in_child=in_child):
         return
     out.changed = True
     if opts.diff:

@@ -18,7 +18,8 @@ import re
 import threading
 from collections import OrderedDict
 
-# Bodies smaller than this are parsed as they are.
+# Bodies, and sections, smaller than this are parsed as they are (a small section lifted out would
+# keep a 47 MB message alive for 3 KB of metadata).
 LIFT_MIN_BYTES = 8 * 1024 * 1024
 MARKER = "{-# mlir-lsp: resources held apart, id "
 _MARKER_AT_END = re.compile(re.escape(MARKER) + r"(\d+) #-}\Z")
@@ -81,7 +82,7 @@ def lift(body: bytes) -> bytes:
         return body
     start = at + 2  # the section's `{-#`; the IR part keeps its last line end
     close = _string_end(body, start)
-    if close is None or not _is_document_message(body, close):
+    if close is None or close - start < LIFT_MIN_BYTES or not _is_document_message(body, close):
         return body
     key = HELD.put(HeldTail(body, start, close, _CLOSED_END.search(body, max(start, close - 4096), close) is not None))
     return body[:start] + f"{MARKER}{key} #-}}".encode() + body[close:]

@@ -19,7 +19,7 @@ from ..incremental.live_text import LiveText
 from ..source import SourceError, decode
 from ..syntax.lines import LineIndex
 from ..syntax.resource_section import NOT_CLOSED, tail_of_text
-from .held_resources import HeldTail, held_tail_of
+from .held_resources import LIFT_MIN_BYTES, HeldTail, held_tail_of
 
 # Past this much IR a document is not checked live (the CLI still checks it): one message says
 # so. A resource section does not count: it is never read.
@@ -55,7 +55,7 @@ class OpenDocument:
         tail: HeldTail | None = None
         if (held := held_tail_of(text)) is not None:
             ir, tail = text[:held[0]], held[1]
-        elif (found := tail_of_text(text)) is not None:
+        elif (found := tail_of_text(text)) is not None and found.end - found.start >= LIFT_MIN_BYTES:
             ir, tail = text[:found.start], HeldTail(text, found.start, found.end, found.closed)
         else:
             ir = text
