@@ -7,12 +7,33 @@ list carries no edits: the edit of the one action chosen is built on resolve.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from lsprotocol import types
 
 from ..findings import Applicability, FixMode
 from ..rules import RULES_BY_CODE
 from . import dispatch_feature
 from .convert import diagnostic, range_edits, workspace_edit
+
+
+class QuickFixData(TypedDict):
+    """What a quick fix listed without its edit carries to `codeAction/resolve`."""
+
+    uri: str
+    version: int | None
+    group: int  # `FindingGroup.key` in that version
+    op: int  # the assert's offset in the group
+    mode: str  # FixMode
+
+
+class WholeDocumentData(TypedDict):
+    """What a whole-document action listed without its edit carries to `codeAction/resolve`."""
+
+    uri: str
+    version: int | None
+    kind: str
+
 
 FIX_ALL_KIND = "source.fixAll.mlir-lsp"
 STRIP_ALL_KIND = "source.mlir-lsp.stripAll"
@@ -55,8 +76,8 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
                     title=fix.title, kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic(doc.uri, f, group.first_line)], is_preferred=True if preferred else None)
                 if lazy:
-                    action.data = {"uri": doc.uri, "version": doc.version, "group": group.key, "op": f.op_start,
-                                   "mode": fix.mode}
+                    action.data = QuickFixData(uri=doc.uri, version=doc.version, group=group.key, op=f.op_start,
+                                               mode=fix.mode)
                 else:
                     action.edit = workspace_edit(doc.uri, doc.version, range_edits(group.edits(fix.edits)))
                 out.append(action)
@@ -92,7 +113,7 @@ def setup(server) -> None:
                 continue
             action = types.CodeAction(title=title, kind=kind)
             if lazy:
-                action.data = {"uri": doc.uri, "version": doc.version, "kind": kind}
+                action.data = WholeDocumentData(uri=doc.uri, version=doc.version, kind=kind)
             else:
                 edits = whole_document_edit(ls, doc, mode, unsafe)
                 if not edits:
