@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 
 from .errors import SourceError
-from .syntax.resource_section import END_PROBE, ResourceTail, closed, ir_end, tail_of_file
+from .syntax.resource_section import ResourceTail, tail_of_file, tail_of_text
 
 __all__ = ["BYTECODE_MAGIC", "Source", "SourceError", "decode", "is_bytecode_file", "read_source"]
 
@@ -48,11 +48,8 @@ def decode(data: bytes, path: str | None = None, *, weights: bool = False) -> So
 
         from_file = path is not None and os.path.isfile(path)
         return Source(bytecode_to_text(path if from_file else data, weights=weights), is_bytecode=True)
-    end = len(data) if weights else ir_end(data)
-    tail = None
-    if end < len(data):
-        tail = ResourceTail(end, len(data), closed(data[max(end, len(data) - END_PROBE):]))
-    return _decode_ir(data, end, tail)
+    tail = None if weights else tail_of_text(data)
+    return _decode_ir(data, len(data) if tail is None else tail.start, tail)
 
 
 def _decode_ir(buf, end: int, tail: ResourceTail | None) -> Source:

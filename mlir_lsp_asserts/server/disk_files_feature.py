@@ -8,7 +8,7 @@ squiggles). The extension asks for such a file (`.mlir` or `.mlirbc`):
         -> {uri, megabytes, findings, fixable, error, notes}
         checks the file on disk as `mlir-lsp --check` does (same cost: an export's resource
         section is not read; nothing is kept in memory) and publishes its findings; an
-        unchanged file (same mtime and size) is not checked again unless `force` (e.g. after
+        unchanged file (same size, mtime and inode) is not checked again unless `force` (e.g. after
         its config file changed)
     mlirLsp/fixOnDisk {uri, mode: "strip" | "assume", unsafe?}
         -> {fixed, remaining, error}
@@ -34,26 +34,26 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..file_job import FileOutcome, JobOptions, run_file
+from ..files import file_stamp
 from ..findings import Applicability, FixMode
 from ..source import SourceError, read_source
 from . import guards, workspace_feature
 from .convert import diagnostic, plain_diagnostic
 from .open_documents import uri_path
+from .publishing import MAX_PUBLISHED, not_shown
 
 log = logging.getLogger(__name__)
 CHECK_REQUEST = "mlirLsp/checkFromDisk"
 FIX_REQUEST = "mlirLsp/fixOnDisk"
 CLOSED_NOTIFICATION = "mlirLsp/diskFileClosed"
 MB = 1024 * 1024
-# A publish lists at most this many findings, then one summary (as for open documents).
-MAX_PUBLISHED = 2000
 
 
 class DiskFiles:
     """The files checked from disk (the server's `ls.disk_files`)."""
 
     def __init__(self):
-        self.checked: dict[str, tuple[tuple[int, int], dict]] = {}  # uri -> ((mtime_ns, size), answer)
+        self.checked: dict[str, tuple[tuple[int, int, int], dict]] = {}  # uri -> (file_stamp, answer)
         self.lock = threading.Lock()
         self._file_locks: dict[str, threading.Lock] = {}
 
@@ -100,11 +100,6 @@ def _target(ls, uri) -> tuple[str | None, str | None]:
     return uri_path(uri), None
 
 
-def _stamp(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_mtime_ns, st.st_size
-
-
 def _publish(ls, uri: str, out: FileOutcome | None) -> None:
     """Publish a job's findings for `uri` (none: clear) from a worker thread, and wait until it
     is sent: a client that looks at its diagnostics when the answer comes sees them."""
@@ -114,10 +109,7 @@ def _publish(ls, uri: str, out: FileOutcome | None) -> None:
     if out is not None:
         diags.extend(diagnostic(uri, f) for f in out.findings[:MAX_PUBLISHED])
         if len(out.findings) > MAX_PUBLISHED:
-            diags.append(plain_diagnostic(
-                f"mlir-lsp: {len(out.findings) - MAX_PUBLISHED} more findings not shown "
-                "(run `mlir-lsp --check --statistics` for all of them)", types.DiagnosticSeverity.Information,
-                line=out.findings[MAX_PUBLISHED].span.start_pos.line))
+            diags.append(not_shown(len(out.findings) - MAX_PUBLISHED, out.findings[MAX_PUBLISHED].span.start_pos.line))
     params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diags)
     sent = threading.Event()
 
@@ -150,7 +142,7 @@ def check_from_disk(ls, uri, force: bool = False) -> dict:
     state: DiskFiles = ls.disk_files
     with state.file_lock(uri):
         try:
-            stamp = _stamp(path)
+            stamp = file_stamp(path)
         except FileNotFoundError:
             return _gone(ls, uri, path)
         except OSError as e:
@@ -161,7 +153,7 @@ def check_from_disk(ls, uri, force: bool = False) -> dict:
         if not force and cached is not None and cached[0] == stamp:
             return cached[1]  # published when it was computed
         out = run_file(path, JobOptions())
-        answer = _answer(uri, stamp[1], out)
+        answer = _answer(uri, stamp[0], out)
         with state.lock:
             state.checked[uri] = (stamp, answer)
         _publish(ls, uri, out)
@@ -181,12 +173,12 @@ def fix_on_disk(ls, uri, mode, unsafe: bool = False) -> dict:
             return {"fixed": 0, "remaining": None, "error": f"no such file: {path}"}
         out = run_file(path, JobOptions(fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
         try:
-            stamp = _stamp(path)
+            stamp = file_stamp(path)
         except OSError:
             stamp = None
         if stamp is not None and not out.error:  # the findings of the file as it is now
             with state.lock:
-                state.checked[uri] = (stamp, _answer(uri, stamp[1], out))
+                state.checked[uri] = (stamp, _answer(uri, stamp[0], out))
         else:
             state.forget(uri)
         _publish(ls, uri, out)

@@ -57,15 +57,19 @@ def publish_json(ls, doc: OpenDocument) -> str:
         parts.append(rendered)
         shown += count
         if shown >= MAX_PUBLISHED and live.finding_count() > shown:
-            parts.append(json.dumps(conv.unstructure(plain_diagnostic(
-                f"mlir-lsp: {live.finding_count() - shown} more findings not shown "
-                "(run `mlir-lsp --check --statistics` for all of them)",
-                types.DiagnosticSeverity.Information, line=line0))))
+            parts.append(json.dumps(conv.unstructure(not_shown(live.finding_count() - shown, line0))))
             break
     parts.extend(json.dumps(conv.unstructure(d)) for d in _other_diagnostics(ls, doc))
     version = "null" if doc.version is None else str(int(doc.version))
     diagnostics = ", ".join(x for x in parts if x)
     return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{diagnostics}]}}'
+
+def not_shown(count: int, line: int) -> types.Diagnostic:
+    """The one diagnostic that stands for the findings past `MAX_PUBLISHED`."""
+    return plain_diagnostic(f"mlir-lsp: {count} more findings not shown "
+                            "(run `mlir-lsp --check --statistics` for all of them)",
+                            types.DiagnosticSeverity.Information, line=line)
+
 
 def publish(ls, uri: str, refresh_pull: bool = False) -> None:
     """Push diagnostics, unless the client pulls them for this document (then pushing would

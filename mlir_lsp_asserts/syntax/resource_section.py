@@ -78,8 +78,8 @@ class ResourceTail:
         return f"{self.size / 1e6:.1f} MB of `{{-# ... #-}}` resources not read (opaque to the checker)"
 
 
-def tail_of_text(text: str) -> ResourceTail | None:
-    """The trailing metadata of a text held in memory, or None."""
+def tail_of_text(text: str | bytes) -> ResourceTail | None:
+    """The trailing metadata of a text (or its bytes) held in memory, or None."""
     end = ir_end(text)
     if end == len(text):
         return None
