@@ -28,14 +28,20 @@ def repro_bc(tmp_path_factory):
     return out
 
 
-def test_bytecode_gives_the_four_mla001(repro_bc):
-    r = run_cli("--check", repro_bc)
+def _four_mla001_from(bc, source):
+    """`--check` of a bytecode file: exit 1 and the repro's four MLA001, each naming where its op
+    came from in the textual `source`."""
+    r = run_cli("--check", bc)
     assert r.returncode == 1
     ms = r.concise()
     assert [m["code"] for m in ms] == ["MLA001"] * 4
-    # each finding names where the op came from in the textual source
     assert [m["msg"].rsplit("(from ", 1)[1].rstrip(")") for m in ms] == [
-        f"{REPRO}:{line}:5" for line in (18, 20, 29, 31)]
+        f"{source}:{line}:5" for line in (18, 20, 29, 31)]
+    return r, ms
+
+
+def test_bytecode_gives_the_four_mla001(repro_bc):
+    r, ms = _four_mla001_from(repro_bc, REPRO)
     assert "index must be smaller than dim size" in ms[0]["msg"]
     assert "bytecode" in r.stderr  # a note that positions refer to the textual form
 
@@ -128,12 +134,7 @@ def resource_section(text: str) -> str:
 
 def test_inline_weights_findings(inline_bc):
     text, bc = inline_bc
-    r = run_cli("--check", bc)
-    assert r.returncode == 1
-    ms = r.concise()
-    assert [m["code"] for m in ms] == ["MLA001"] * 4
-    assert [m["msg"].rsplit("(from ", 1)[1].rstrip(")") for m in ms] == [
-        f"{text}:{line}:5" for line in (18, 20, 29, 31)]
+    _four_mla001_from(bc, text)
 
 
 def test_inline_weights_text_leaves_them_out_and_says_so(inline_bc):
