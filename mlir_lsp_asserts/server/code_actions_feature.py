@@ -78,8 +78,8 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
                     title=fix.title, kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic(doc.uri, f, group.first_line)], is_preferred=True if preferred else None)
                 if lazy:
-                    action.data = QuickFixData(uri=doc.uri, version=doc.version, opened=doc.opened, group=group.key, op=f.op_start,
-                                               mode=fix.mode)
+                    action.data = QuickFixData(uri=doc.uri, version=doc.version, opened=doc.opened, group=group.key,
+                                               op=f.op_start, mode=fix.mode)
                 else:
                     action.edit = workspace_edit(doc.uri, doc.version, range_edits(group.edits(fix.edits)))
                 out.append(action)
