@@ -17,6 +17,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..files import load_json
 from .attribution import Site, describe, dispatch_name
 from .cache import write_new_or_atomic
 from .results import Dispatch
@@ -37,15 +38,9 @@ class Baseline:
 
 
 def load_baseline(path: str) -> Baseline:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: baseline file not found (create it with --update-baseline)") from None
-    except (OSError, ValueError) as e:
-        raise BaselineError(f"{path}: cannot read baseline: {e}") from None
+    data = load_json(path, BaselineError, "baseline file not found (create it with --update-baseline)", "baseline")
     counts = data.get("counts") if isinstance(data, dict) else None
-    if not isinstance(counts, dict):
+    if not isinstance(data, dict) or not isinstance(counts, dict):
         raise BaselineError(f"{path}: not a baseline file (expected {{\"version\": 1, \"counts\": {{...}}}})")
     attribution = data.get("attribution")
     return Baseline(counts, attribution if isinstance(attribution, dict) else {})

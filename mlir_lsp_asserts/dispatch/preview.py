@@ -38,7 +38,16 @@ class Preview:
                 "per_function": self.per_function, "what_if": self.what_if.as_json() if self.what_if else None,
                 "seconds": self.seconds, "assert_sources": [s.as_json() for s in self.assert_sources],
                 "notes": list(self.notes), "warnings": list(self.warnings),
-                "attribution": self.attribution.as_json() if self.attribution else None}
+                "attribution": self.attribution.as_json() if self.attribution else None,
+                **dict(zip(("initializer_dispatches", "function_dispatches"), initializer_split(self.per_function),
+                           strict=True))}
+
+
+def initializer_split(per_function: dict[str, int]) -> tuple[int, int]:
+    """(dispatches in `util.initializer`s: hoisted constants, run once at load; dispatches in
+    functions) of a count's per-function split (`attribution.dispatch_name`'s keys)."""
+    init = sum(n for k, n in per_function.items() if k.startswith("util.initializer"))
+    return init, sum(per_function.values()) - init
 
 
 @dataclass
