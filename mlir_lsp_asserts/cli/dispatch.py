@@ -14,6 +14,8 @@ from ..config import config_folder, settings_for
 from ..dispatch.baselines import (
     Baseline,
     BaselineError,
+    Verdict,
+    against,
     compact,
     judge,
     load_baseline,
@@ -27,6 +29,7 @@ from ..dispatch.compiler import (
 )
 from ..dispatch.compstat import (
     COUNT_KEY,
+    SIZE_KEY,
     CompstatFile,
     as_baseline,
     load_compstat_files,
@@ -63,6 +66,9 @@ def add_arguments(p) -> None:
     d.add_argument("--max-dispatches", type=int, default=None, help="exit 1 when a count is above N")
     d.add_argument("--baseline", default=None, metavar="FILE.json", help="golden counts per file and profile")
     d.add_argument("--update-baseline", action="store_true", help="write the counts into --baseline")
+    d.add_argument("--binary-size", action="store_true",
+                   help="also compile each FILE to a .vmfb for the profile and report its size (compared with and "
+                        "written to a compstat baseline's golden_binary_size)")
     d.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk count cache")
 
 
@@ -158,6 +164,9 @@ def run_dispatch_count(args) -> int:
                 pv = preview(counter, path, text, args.profile, flags, what_if=mode,
                              stream=args.stream or compstat is not None, attribution=with_attribution,
                              input_path=None if src.is_bytecode else path)
+                if args.binary_size:
+                    pv.binary_size = counter.binary_size(text, counter.prepare_flags(flags).flags,
+                                                         input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
             _say(err, failure_lines(path, e, compiler.version))
             rec["error"] = True
@@ -223,8 +232,7 @@ def _judged(args, pv: Preview, text: str, baseline: Baseline | None, err: list[s
     attribution taken out of the output when only the baseline asked for it."""
     verdicts = judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches,
                      baseline.counts if baseline is not None else None)
-    _say(err, [("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message for v in verdicts])
-    ok = all(v.ok for v in verdicts)
+    ok = _said(err, verdicts)
     stored = _explained(args, pv, text, baseline if not ok else None, args.baseline, err)
     if args.update_baseline and args.baseline:
         updates.append({"kind": "baseline", "path": pv.path, "profile": pv.profile, "count": pv.flow_dispatches,
@@ -251,39 +259,46 @@ def _explained(args, pv: Preview, text: str, over: Baseline | None, baseline_pat
 
 def _judged_compstat(args, pv: Preview, text: str, f: CompstatFile, err: list[str], updates: list[dict]) -> bool:
     """The count judged as iree-test-suites' compstat test judges it: the stream-level count at
-    most the golden (when the file has one); over it, the new dispatches named from the
-    attribution beside the file."""
+    most the golden, the .vmfb's size at most its golden (each when the file has one); over
+    one, the new dispatches named from the attribution beside the file."""
     golden, count = f.golden_dispatch_count, pv.stream_dispatches
+    size, golden_size = pv.binary_size, f.golden_binary_size
     ok = True
-    split = split_text(pv)
-    if args.update_baseline:
-        pass
-    elif count is None:
-        _say(err, [f"mlir-lsp: error: {pv.path}: iree-compile gave no stream-level dispatch-count to compare "
-                   f"with {f.path}"])
+    if count is None:
+        _say(err, [f"mlir-lsp: error: {pv.path}: iree-compile gave no stream-level dispatch-count for {f.path}"])
         ok = False
+    elif args.update_baseline:
+        pass
     elif golden is None:
         _say(err, [f"mlir-lsp: {pv.path}: {count} dispatches at stream level; {f.path} has no "
                    f"{COUNT_KEY} (write it with --update-baseline)"])
-    elif count > golden:
-        _say(err, [f"mlir-lsp: error: {pv.path}: {count} dispatches at stream level, over the golden {golden} of "
-                   f"{f.path} (+{count - golden}); at flow level {split}"])
-        ok = False
     else:
-        msg = f"mlir-lsp: {pv.path}: {count} dispatches at stream level, within the golden {golden} of {f.path}"
-        if count < golden:
-            msg += f" ({count - golden}); lower it with --update-baseline"
-        _say(err, [msg])
+        ok = _said(err, against(count, golden, f"{pv.path}: {count} dispatches at stream level, over the golden "
+                                 f"{golden} of {f.path} (+{count - golden}); at flow level {split_text(pv)}",
+                                 f"{pv.path}: {count} dispatches at stream level, under the golden {golden} of "
+                                 f"{f.path} ({count - golden}); lower it with --update-baseline"))
+    if size is not None and golden_size is not None and not args.update_baseline:
+        ok = _said(err, against(size, golden_size, f"{pv.path}: the .vmfb is {size} bytes, over the "
+                                 f"{SIZE_KEY} {golden_size} of {f.path} (+{size - golden_size})",
+                                 f"{pv.path}: the .vmfb is {size} bytes, under the {SIZE_KEY} {golden_size} of "
+                                 f"{f.path}")) and ok
+    elif golden_size is not None and size is None and not args.update_baseline:
+        _say(err, [f"mlir-lsp: note: {pv.path}: {SIZE_KEY} of {f.path} not checked (no .vmfb built: --binary-size)"])
     if args.max_dispatches is not None:
-        verdicts = judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches, None)
-        _say(err, [("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message for v in verdicts])
-        ok = ok and all(v.ok for v in verdicts)
-    over = as_baseline(pv.path, f, pv.profile, golden) if not ok and golden is not None and count is not None else None
+        ok = _said(err, judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches, None)) and ok
+    over = as_baseline(pv.path, f, pv.profile, golden) if not ok and golden is not None else None
     stored = _explained(args, pv, text, over, f.path, err)
     if args.update_baseline and count is not None:
+        values = {COUNT_KEY: count, **({SIZE_KEY: size} if size is not None else {})}
         updates.append({"kind": "compstat", "path": pv.path, "file": f.path, "profile": pv.profile,
-                        "values": {COUNT_KEY: count}, "attribution": stored})
+                        "values": values, "attribution": stored})
     return ok
+
+
+def _said(err: list[str], verdicts: list[Verdict]) -> bool:
+    """The verdicts said (failing ones as errors); whether all pass."""
+    _say(err, [("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message for v in verdicts])
+    return all(v.ok for v in verdicts)
 
 
 def split_text(pv: Preview) -> str:
@@ -306,6 +321,8 @@ def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
             line += f" ({w.saved:+d} saved)".replace("+", "")
     line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
     out = [line, f"    of the {split_text(r)}"]
+    if r.binary_size is not None:
+        out.append(f"    .vmfb: {r.binary_size} bytes")
     if len(r.per_function) > 1 and not quiet:
         for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
             out.append(f"    {v:>6}  {k}")

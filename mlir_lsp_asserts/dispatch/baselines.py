@@ -67,7 +67,7 @@ class Verdict:
     message: str
 
 
-def _against(count: int, limit: int, over: str, under: str) -> list[Verdict]:
+def against(count: int, limit: int, over: str, under: str) -> list[Verdict]:
     """A failing verdict over the limit, a passing one under it, none at it."""
     if count > limit:
         return [Verdict(False, over)]
@@ -78,7 +78,7 @@ def judge(path: str, profile: str, count: int, max_dispatches: int | None,
           baseline: dict[str, dict[str, int]] | None) -> list[Verdict]:
     out = []
     if max_dispatches is not None:
-        out += _against(count, max_dispatches,
+        out += against(count, max_dispatches,
                         f"{path}: {count} dispatches is over the budget of {max_dispatches} "
                         f"(+{count - max_dispatches})",
                         f"{path}: {count} dispatches, {max_dispatches - count} under the budget of {max_dispatches}")
@@ -87,7 +87,7 @@ def judge(path: str, profile: str, count: int, max_dispatches: int | None,
         if golden is None:
             out.append(Verdict(True, f"{path}: no baseline for profile {profile!r} (run with --update-baseline)"))
         else:
-            out += _against(count, golden,
+            out += against(count, golden,
                             f"{path}: {count} dispatches with profile {profile!r}, above the baseline "
                             f"{golden} (+{count - golden})",
                             f"{path}: {count} dispatches with profile {profile!r}, went down from the "

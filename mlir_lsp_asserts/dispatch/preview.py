@@ -31,6 +31,7 @@ class Preview:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     attribution: Attribution | None = None
+    binary_size: int | None = None  # bytes of the .vmfb, when one was built (--binary-size)
 
     def as_json(self) -> dict:
         return {"path": self.path, "profile": self.profile, "compiler_version": self.compiler_version,
@@ -40,7 +41,8 @@ class Preview:
                 "notes": list(self.notes), "warnings": list(self.warnings),
                 "attribution": self.attribution.as_json() if self.attribution else None,
                 **dict(zip(("initializer_dispatches", "function_dispatches"), initializer_split(self.per_function),
-                           strict=True))}
+                           strict=True)),
+                "binary_size": self.binary_size}
 
 
 def initializer_split(per_function: dict[str, int]) -> tuple[int, int]:
