@@ -21,7 +21,7 @@ def parse_shard(text: str) -> tuple[int, int]:
         raise ValueError(f"--shard {text!r}: expected K/N, e.g. 2/3 (shard K of N, counted from 1)")
     k, n = int(m.group(1)), int(m.group(2))
     if n < 1 or not 1 <= k <= n:
-        raise ValueError(f"--shard {text!r}: K must be between 1 and N (and N at least 1)")
+        raise ValueError(f"--shard {text!r}: K/N needs 1 <= K <= N")
     return k, n
 
 
