@@ -117,3 +117,26 @@ def test_merge_refuses_a_missing_or_foreign_shard(tmp_path):
     assert foreign.returncode == 2 and "another run than r1.json" in foreign.stderr
     twice = run_cli("--merge-results", "r1.json", "r1.json", "r2.json", cwd=tmp_path)
     assert twice.returncode == 2 and "shard 1/3 again" in twice.stderr
+
+
+def test_dispatch_diff_shards_merged_equal_one_run(tmp_path, cache):
+    """Three small files against the same compiles with the asserts stripped by IREE: each is
+    one dispatch up, so one run and the merge both exit 1 with the same report."""
+    _zoo(tmp_path)
+    files = ["models/hoisted_gather.mlir", "models/small_a.mlir", "models/small_b.mlir"]
+    common = ("--dispatch-diff", "--against-flags=--iree-opt-strip-assertions=true", *files)
+    one = run_cli(*common, "--output-format", "json", cwd=tmp_path, env=cache, timeout=600)
+    for k in range(1, N + 1):
+        run_cli(*common, "--shard", f"{k}/{N}", "--results-out", f"d{k}.json", cwd=tmp_path, env=cache, timeout=600)
+    merged = run_cli("--merge-results", "d1.json", "d2.json", "d3.json", "--output-format", "json", cwd=tmp_path)
+    assert one.returncode == merged.returncode == 1, one.stderr + merged.stderr
+
+    def timeless(report: str) -> list:
+        items = json.loads(report)
+        for item in items:
+            item["current"].pop("seconds")
+            item["against"].pop("seconds")
+        return items
+
+    assert timeless(merged.stdout) == timeless(one.stdout)
+    assert [(d["path"], d["delta"]) for d in json.loads(one.stdout)] == [(f, 1) for f in files]
