@@ -26,12 +26,13 @@ def cache(tmp_path_factory) -> dict:
 def test_checked_in_golden_of_the_repro_passes(cache):
     """The example compstat folder and its mapping (tests/data/compstat/mlir-lsp.toml) are found
     from the folder given as --baseline; the count is stream-level, and its split is reported."""
-    r = run_cli("--dispatch-count", "--output-format", "json", "--baseline", COMPSTAT, REPRO, env=cache, cwd=REPO,
-                timeout=300)
+    r = run_cli("--dispatch-count", "--binary-size", "--output-format", "json", "--baseline", COMPSTAT, REPRO,
+                env=cache, cwd=REPO, timeout=300)
     assert r.returncode == 0, r.stderr
     (item,) = json.loads(r.stdout)
-    golden = json.loads((COMPSTAT / "repro_gfx942.json").read_text())["golden_dispatch_count"]
-    assert item["stream_dispatches"] == golden == 3
+    golden = json.loads((COMPSTAT / "repro_gfx942.json").read_text())
+    assert item["stream_dispatches"] == golden["golden_dispatch_count"] == 3
+    assert item["binary_size"] == golden["golden_binary_size"]  # the same compiler: the same bytes
     assert (item["flow_dispatches"], item["initializer_dispatches"], item["function_dispatches"]) == (4, 2, 2)
     assert not r.error_lines()
 
