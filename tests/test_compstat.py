@@ -6,6 +6,7 @@ Real iree-compile for gfx942; the repro compiles in about a second, the encoder 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -26,13 +27,14 @@ def cache(tmp_path_factory) -> dict:
 def test_checked_in_golden_of_the_repro_passes(cache):
     """The example compstat folder and its mapping (tests/data/compstat/mlir-lsp.toml) are found
     from the folder given as --baseline; the count is stream-level, and its split is reported."""
-    r = run_cli("--dispatch-count", "--binary-size", "--output-format", "json", "--baseline", COMPSTAT, REPRO,
-                env=cache, cwd=REPO, timeout=300)
+    r = run_cli("--dispatch-count", "--binary-size", "--output-format", "json", "--baseline", COMPSTAT,
+                os.path.relpath(REPRO, REPO), env=cache, cwd=REPO, timeout=300)
     assert r.returncode == 0, r.stderr
     (item,) = json.loads(r.stdout)
     golden = json.loads((COMPSTAT / "repro_gfx942.json").read_text())
     assert item["stream_dispatches"] == golden["golden_dispatch_count"] == 3
-    assert item["binary_size"] == golden["golden_binary_size"]  # the same compiler: the same bytes
+    # the same compiler and the same path as given (the module holds it): the same bytes
+    assert item["binary_size"] == golden["golden_binary_size"]
     assert (item["flow_dispatches"], item["initializer_dispatches"], item["function_dispatches"]) == (4, 2, 2)
     assert not r.error_lines()
 
@@ -127,3 +129,16 @@ def test_prompt_encoder_against_its_golden(cache):
     assert item["stream_dispatches"] == 1658 and item["flow_dispatches"] == 1660
     assert item["initializer_dispatches"] + item["function_dispatches"] == 1660
     assert item["initializer_dispatches"] > 0
+
+
+def test_rewrite_keeps_every_other_byte():
+    from mlir_lsp_asserts.dispatch.baselines import BaselineError
+    from mlir_lsp_asserts.dispatch.compstat import rewrite_goldens
+
+    one_line = '{"type": "compstat", "markers": [], "module": "m"}'
+    assert rewrite_goldens(one_line, {"golden_dispatch_count": 7}) == one_line[:-1] + ', "golden_dispatch_count": 7}'
+    tabs = '{\n\t"type": "compstat",\n\t"golden_dispatch_count": null\n}\n'
+    assert rewrite_goldens(tabs, {"golden_dispatch_count": 5, "golden_binary_size": 9}) == (
+        '{\n\t"type": "compstat",\n\t"golden_dispatch_count": 5,\n\t"golden_binary_size": 9\n}\n')
+    with pytest.raises(BaselineError, match="not a number"):
+        rewrite_goldens('{"type": "compstat", "golden_dispatch_count": "1400"}', {"golden_dispatch_count": 3})

@@ -101,10 +101,10 @@ def run(argv: list[str] | None) -> int:
         return show_settings()
     if args.explain is not None:
         return explain_rule(args.explain, args.output_format)
-    if args.shard is not None and not (args.check or args.dispatch_count or args.dispatch_diff):
-        print("mlir-lsp: error: --shard splits the inputs of --check, --dispatch-count or --dispatch-diff",
-              file=sys.stderr)
-        return EXIT_ERROR
+    for flag, given in (("--shard", args.shard), ("--results-out", args.results_out)):
+        if given is not None and not (args.check or args.dispatch_count or args.dispatch_diff):
+            print(f"mlir-lsp: error: {flag} goes with --check, --dispatch-count or --dispatch-diff", file=sys.stderr)
+            return EXIT_ERROR
     if args.shard is not None:
         from ..shards import parse_shard
 

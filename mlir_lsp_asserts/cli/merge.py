@@ -29,6 +29,15 @@ def run_merge(args) -> int:
     except ResultsError as e:
         return _error(str(e))
     fmt = args.output_format or "concise"
+    if mode not in FORMATS:
+        return _error(f"{args.paths[0]}: results of an unknown mode {mode!r}")
+    try:
+        return _merged(args, mode, fmt, records, updates, problems)
+    except (KeyError, TypeError, AttributeError) as e:
+        return _error(f"a results file is damaged (its records lack {e})")
+
+
+def _merged(args, mode: str, fmt: str, records: list[dict], updates: list[dict], problems: list[str]) -> int:
     if fmt not in FORMATS[mode]:
         return _error(f"a merge of {mode} results prints {', '.join(FORMATS[mode])}, not {fmt}")
     for msg in problems:

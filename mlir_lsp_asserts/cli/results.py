@@ -70,7 +70,8 @@ def read_results(path: str) -> dict:
         raise ResultsError(f"{path}: not a results file of mlir-lsp --results-out")
     shard = data.get("shard")
     if (not isinstance(shard, list) or len(shard) != 2 or not all(isinstance(x, int) for x in shard)
-            or not isinstance(data.get("records"), list) or not isinstance(data.get("inputs"), list)):
+            or not isinstance(data.get("records"), list) or not isinstance(data.get("inputs"), list)
+            or not all(isinstance(r, dict) for r in [*data["records"], *data.get("updates", [])])):
         raise ResultsError(f"{path}: a results file without its shard, inputs or records")
     return data
 

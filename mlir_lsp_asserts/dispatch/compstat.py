@@ -188,12 +188,16 @@ def rewrite_goldens(text: str, values: dict[str, int]) -> str:
     place, a key it lacks added after the last one in the file's own indent; every other byte
     kept. Raises BaselineError when the text is not a flat compstat object we can edit."""
     data = json.loads(text)
+    if not isinstance(data, dict):
+        raise BaselineError("not a JSON object")
     out = text
     for key, value in values.items():
         pat = re.compile(r'("' + re.escape(key) + r'"\s*:\s*)(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|null)')
         hits = list(pat.finditer(out))
         if len(hits) > 1:
             raise BaselineError(f"{key} appears {len(hits)} times")
+        if not hits and key in data:
+            raise BaselineError(f"its {key} is {data[key]!r}, not a number")
         if hits:
             m = hits[0]
             out = out[:m.start(2)] + str(value) + out[m.end(2):]

@@ -250,8 +250,9 @@ class DispatchCounter:
 
     def binary_size(self, text: str, flags: list[str], *, input_path: str | None = None) -> int:
         """The size in bytes of the .vmfb a full compile of `text` with `flags` writes (as
-        iree-test-suites' compstat test measures it; minutes for a big model, cached)."""
-        key = self.key("vmfb", flags, text)
+        iree-test-suites' compstat test measures it; minutes for a big model, cached). The
+        module holds the source's path as given (its debug locations): it is part of the key."""
+        key = self.key(f"vmfb:{input_path or ''}", flags, text)
         hit = self.cache.get(key)
         if hit is not None:
             return int(hit["size"])
