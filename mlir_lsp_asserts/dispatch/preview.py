@@ -40,8 +40,7 @@ class Preview:
                 "seconds": self.seconds, "assert_sources": [s.as_json() for s in self.assert_sources],
                 "notes": list(self.notes), "warnings": list(self.warnings),
                 "attribution": self.attribution.as_json() if self.attribution else None,
-                **dict(zip(("initializer_dispatches", "function_dispatches"), initializer_split(self.per_function),
-                           strict=True)),
+                **split_json(self.per_function),
                 "binary_size": self.binary_size}
 
 
@@ -50,6 +49,12 @@ def initializer_split(per_function: dict[str, int]) -> tuple[int, int]:
     functions) of a count's per-function split (`attribution.dispatch_name`'s keys)."""
     init = sum(n for k, n in per_function.items() if k.startswith("util.initializer"))
     return init, sum(per_function.values()) - init
+
+
+def split_json(per_function: dict[str, int]) -> dict[str, int]:
+    """`initializer_split` as the JSON of a count says it."""
+    init, funcs = initializer_split(per_function)
+    return {"initializer_dispatches": init, "function_dispatches": funcs}
 
 
 @dataclass
