@@ -33,6 +33,7 @@ from ..dispatch.compstat import (
     CompstatFile,
     as_baseline,
     load_compstat_files,
+    load_sidecar,
     match_inputs,
     write_goldens,
 )
@@ -143,7 +144,7 @@ def run_dispatch_count(args) -> int:
         return 2
     counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
     # a baseline that stores attribution can explain a count over it; --update-baseline stores it
-    explainable = (compstat is not None and not args.update_baseline
+    explainable = (compstat is not None and any(load_sidecar(f.path).get(args.profile) for f in compstat.files.values())
                    or baseline is not None and any(baseline.stored(p, args.profile) for p in paths))
     with_attribution = args.attribution or explainable or bool(args.update_baseline and args.baseline)
     records: list[dict] = []
@@ -153,7 +154,7 @@ def run_dispatch_count(args) -> int:
     for path in paths:
         err: list[str] = []
         rec: dict = {"path": path, "head": [], "summary": [], "json": None, "stderr": err, "error": False,
-               "failed": False}
+                     "failed": False}
         records.append(rec)
         try:
             with open(path, "rb") as f:
@@ -287,6 +288,9 @@ def _judged_compstat(args, pv: Preview, text: str, f: CompstatFile, err: list[st
     if args.max_dispatches is not None:
         ok = _said(err, judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches, None)) and ok
     over = as_baseline(pv.path, f, pv.profile, golden) if not ok and golden is not None else None
+    if over is not None and not over.stored(pv.path, pv.profile):
+        _say(err, [f"mlir-lsp: note: no attribution beside {f.path} for profile {pv.profile!r}: write it with "
+                   "--update-baseline to see which dispatches are new"])
     stored = _explained(args, pv, text, over, f.path, err)
     if args.update_baseline and count is not None:
         values = {COUNT_KEY: count, **({SIZE_KEY: size} if size is not None else {})}
