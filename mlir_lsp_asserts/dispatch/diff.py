@@ -28,7 +28,7 @@ from ..check import check_text
 from .attribution import describe, place, unmatched
 from .baselines import Baseline, expand
 from .count import DispatchCounter, untargeted_warning
-from .preview import Preview
+from .preview import Preview, split_json
 from .results import BaselineComparison, Change, Dispatch, changes_json
 
 
@@ -69,7 +69,8 @@ class Side:
     def as_json(self) -> dict:
         return {"label": self.label, "path": self.path, "compiler_version": self.compiler_version,
                 "profile": self.profile, "flags": list(self.flags), "flow_dispatches": self.flow_dispatches,
-                "per_function": self.per_function, "seconds": self.seconds, "notes": list(self.notes)}
+                "per_function": self.per_function, "seconds": self.seconds, "notes": list(self.notes),
+                **split_json(self.per_function)}
 
 
 def compiled_side(counter: DispatchCounter, label: str, path: str, text: str, flags: list[str], profile: str,
