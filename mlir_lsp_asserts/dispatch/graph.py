@@ -89,6 +89,22 @@ class GraphBuild:
                 return self.graph_of(mark), self.marked[mark][0]
         return None
 
+    def layers_around(self, graph_id: str, node_id: str, most: int = 8) -> list[str]:
+        """The layers (namespaces) of a node and of the nodes it feeds and is fed by: the ones to
+        open so that its edges show."""
+        graph = next((g for g in self.collection["graphs"] if g["id"] == graph_id), None)
+        if graph is None:
+            return []
+        by_id = {n["id"]: n for n in graph["nodes"]}
+        node = by_id.get(node_id)
+        if node is None:
+            return []
+        near = [node["namespace"], *(by_id[e["sourceNodeId"]]["namespace"] for e in node["incomingEdges"]
+                                     if e["sourceNodeId"] in by_id)]
+        near += [n["namespace"] for n in graph["nodes"]
+                 if any(e["sourceNodeId"] == node_id for e in n["incomingEdges"])]
+        return [ns for ns in dict.fromkeys(near) if ns][:most]
+
     def json_bytes(self) -> bytes:
         return json.dumps(self.collection, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -214,7 +230,7 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
                                                       "targetNodeInputId": str(f.input)})
             feeds.setdefault(f.source, []).append(names[f.target])
     spaces = _regions(ds)
-    file = side.path
+    file, short = side.path, os.path.basename(side.path)
     nodes = []
     groups: dict[str, dict[str, str]] = {"": summary}
     for i, d in enumerate(ds):
@@ -227,10 +243,10 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
             marks[m].append(d.name)
         root = d.location
         attrs = [("dispatch", d.name), ("function", d.function),
-                 ("root op", f"{file}:{root.line}:{root.column} {root.op}" if root else "not in the file"),
+                 ("root op", f"{short}:{root.line}:{root.column} {root.op}" if root else "not in the file"),
                  ("location", f"{file}:{root.line}" if root else file)]
         shown = d.sources[:SOURCES_SHOWN]
-        src = "\n".join(f"{file}:{s.line} {s.op}" for s in shown)
+        src = "\n".join(f"{short}:{s.line} {s.op}" for s in shown)
         if len(d.sources) > len(shown):
             src += f"\n... {len(d.sources) - len(shown)} more"
         attrs.append(("source lines", src or "none in the file"))
