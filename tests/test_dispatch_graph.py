@@ -157,6 +157,20 @@ def test_cli_writes_the_graph_to_stdout_without_o(tmp_path):
         ["_initializer_0_dispatch_0", NEW, "main_dispatch_0", "main_dispatch_1"])
 
 
+def test_cli_bytecode_input(tmp_path):
+    """A `.mlirbc`: the dispatches, their edges, the asserts their compiled bodies keep."""
+    bc = tmp_path / "repro.mlirbc"
+    subprocess.run([str(Path(sys.executable).parent / "iree-opt"), "--emit-bytecode", str(REPRO), "-o", str(bc)],
+                   check=True, capture_output=True)
+    out = tmp_path / "g.json"
+    p = mlir_lsp("--dispatch-graph", bc, "--what-if", "-o", out, cache=tmp_path)
+    assert p.returncode == 0, p.stderr
+    nodes = nodes_of(model_explorer_loads(json.loads(out.read_text())))
+    assert len(nodes) == 4 and [e.sourceNodeId for e in nodes["main_dispatch_1"].incomingEdges] == [NEW]
+    a = attrs(nodes[NEW])
+    assert a["cf.assert in the dispatch"] == "2" and a["marks"] == "only-because-of-asserts, holds-assert"
+
+
 @pytest.mark.slow
 def test_prompt_encoder_against_its_fixed_self(tmp_path):
     """SDXL's CLIP prompt encoder: 1660 nodes, +2 new: the two hoisted position-embedding gathers."""

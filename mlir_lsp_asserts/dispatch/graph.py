@@ -17,7 +17,8 @@ holds (rule codes and lines), its marks and, against another side, the cause the
 Layers (`namespace`): the function, or `initializers`; a function of many dispatches is cut
 into regions of consecutive source lines. Marks, each a style and a `marks` attribute:
 
-    holds-assert             the dispatch holds a flagged cf.assert (MLA001 ...)
+    holds-assert             the dispatch holds a cf.assert: a flagged one of the source (MLA001
+                             ...), or one its compiled body keeps (torch ops lower to some)
     only-because-of-asserts  no counterpart in the what-if compile (the asserts fixed)
     new / gone               only this side has it / only the other side has it (`--against*`)
 
@@ -42,12 +43,6 @@ from .preview import Preview, preview
 from .results import Dispatch
 
 MARKS = ("new", "gone", "only-because-of-asserts", "holds-assert")
-MARK_TEXT = {
-    "new": "new: only this side has it",
-    "gone": "gone: only the other side has it",
-    "only-because-of-asserts": "exists only because of asserts (no counterpart in the what-if compile)",
-    "holds-assert": "holds a flagged cf.assert",
-}
 # The first mark of a node (in MARKS order) gives its style.
 STYLES = {
     "new": {"backgroundColor": "#ffcdd2", "borderColor": "#c62828", "hoveredBorderColor": "#8e0000"},
@@ -57,7 +52,7 @@ STYLES = {
     "holds-assert": {"backgroundColor": "#fff8e1", "borderColor": "#d32f2f", "hoveredBorderColor": "#9a0007"},
 }
 LEGEND = ("red: new (only this side); grey: gone (only the other side); orange: exists only because of "
-          "asserts (what-if); red border: holds a flagged cf.assert")
+          "asserts (what-if); red border: holds a cf.assert")
 REGION_ABOVE = 64  # a layer of more dispatches than this is cut into regions of source lines
 REGION_SIZE = 40
 SOURCES_SHOWN = 40
@@ -235,9 +230,11 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
     groups: dict[str, dict[str, str]] = {"": summary}
     for i, d in enumerate(ds):
         held = side.held_asserts(d)
-        body = flow.ops[i] if i < len(flow.ops) and len(ops) == len(ds) else []
+        same_ir = i < len(flow.ops) and len(ops) == len(ds)
+        body = flow.ops[i] if same_ir else []
+        compiled_asserts = flow.asserts[i] if same_ir else 0  # also those torch ops lowered to
         node_marks = [m for m in MARKS if d.name in extra.get(m, ())]
-        if held and "holds-assert" not in node_marks:
+        if (held or compiled_asserts) and "holds-assert" not in node_marks:
             node_marks.append("holds-assert")
         for m in node_marks:
             marks[m].append(d.name)
@@ -253,6 +250,8 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
         attrs.append(("ops", _ops_text(body)))
         if held:
             attrs.append(("findings", _findings_text(side, held)))
+        if compiled_asserts:
+            attrs.append(("cf.assert in the dispatch", str(compiled_asserts)))
         if node_marks:
             attrs.append(("marks", ", ".join(node_marks)))
         if d.name in causes:
