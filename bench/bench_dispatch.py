@@ -20,8 +20,8 @@
    copy's symbols renamed: 3,320 dispatches): the compiles (with debug info, the what-if and
    the fixed side), the graph's own work and the JSON written in one pass (target: small next
    to the compile), and, with chromium and playwright-core there, the time Model Explorer takes
-   to load and show the graph with the first new dispatch selected. `--only-graph` runs this
-   part alone.
+   to load and show the graph with the first new dispatch selected (screenshots in bench/out/).
+   `--only-graph` runs this part alone.
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ def ours(path: Path = ENCODER, extra: tuple[str, ...] = ()) -> tuple[float, floa
 
 
 CACHE = tempfile.mkdtemp(prefix="bench-dispatch-")
+SHOTS = ROOT / "bench" / "out"  # Model Explorer's screenshots of the big graphs
 
 
 def interleaved(runs: int, *fns) -> list[tuple[float, float]]:
@@ -210,11 +211,12 @@ def browser_load(graph: Path, build) -> tuple[float, float, str] | None:
         print("  (Model Explorer's load time not measured: needs model_explorer, chromium, node and playwright-core)")
         return None
     graph_id, node = build.selection()
+    SHOTS.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     with open_viewer(graph, select_node=node, graph_id=graph_id, expand=build.layers_around(graph_id, node)) as v:
         up = time.monotonic() - t0
         cfg = {"url": v.url, "chromium": chromium, "requireFrom": str(require_from),
-               "screenshot": str(graph.with_suffix(".png")), "expect": [f"id {node}"], "timeout": 300000}
+               "screenshot": str(SHOTS / graph.with_suffix(".png").name), "expect": [f"id {node}"], "timeout": 300000}
         p = subprocess.run(["node", str(ROOT / "tests" / "model_explorer_driver.mjs"), json.dumps(cfg)],
                            capture_output=True, text=True, timeout=600)
     seen = json.loads(p.stdout.strip().splitlines()[-1])

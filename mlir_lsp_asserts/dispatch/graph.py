@@ -35,8 +35,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .cache import write_new_or_atomic
-from .count import DispatchCounter, workgroups_ops
-from .dataflow import dispatch_flows
+from .count import DispatchCounter
+from .dataflow import dispatch_flows, dispatch_positions
 from .diff import Comparison, Side, causes_text, diff
 from .flags import profile_flags
 from .preview import Preview, preview
@@ -212,7 +212,7 @@ def _findings_text(side: Side, lines: list[int]) -> str:
 def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], causes: dict[str, str],
            marks: dict[str, list[str]], summary: dict[str, str]) -> dict:
     """One side's graph; the ids of its marked nodes appended to `marks`."""
-    ops = workgroups_ops(ir)
+    ops = dispatch_positions(ir)
     flow = dispatch_flows(ir, ops)
     ds = side.dispatches
     names = [d.name for d in ds]
