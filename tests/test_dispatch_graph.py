@@ -36,6 +36,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PLAYWRIGHT_FROM = REPO / "vscode-client" / "package.json"  # playwright-core in its node_modules
 DRIVER = REPO / "tests" / "model_explorer_driver.mjs"
 NEW = "_initializer_1_dispatch_0"
+CLIP_TORCH = ENCODER.parent / "clip_l.torch.mlir"
 
 
 def model_explorer_loads(data: dict):
@@ -169,6 +170,22 @@ def test_cli_bytecode_input(tmp_path):
     assert len(nodes) == 4 and [e.sourceNodeId for e in nodes["main_dispatch_1"].incomingEdges] == [NEW]
     a = attrs(nodes[NEW])
     assert a["cf.assert in the dispatch"] == "2" and a["marks"] == "only-because-of-asserts, holds-assert"
+
+
+@pytest.mark.slow
+def test_cli_torch_input_marks_the_gathers_torch_lowers_to_asserts(tmp_path):
+    """clip_l at the torch level: the embedding gathers' dispatches hold the asserts their
+    lowering adds (MLA004 at the torch op's line, from the what-if's trace)."""
+    out = tmp_path / "g.json"
+    p = mlir_lsp("--dispatch-graph", CLIP_TORCH, "--what-if", "-o", out, cache=tmp_path)
+    assert p.returncode == 0, p.stderr
+    nodes = nodes_of(model_explorer_loads(json.loads(out.read_text())))
+    assert len(nodes) == 269
+    held = {n.id: attrs(n) for n in nodes.values() if "holds-assert" in attrs(n).get("marks", "")}
+    assert len(held) == 2
+    for a in held.values():
+        assert a["findings"].startswith("MLA004 at line") and a["cf.assert in the dispatch"] == "2"
+    assert [n.label for n in nodes.values() if n.id in held] == ["torch.aten.embedding", "torch.aten.add.Tensor"]
 
 
 @pytest.mark.slow

@@ -137,7 +137,8 @@ def graph_for_text(text: str, path: str, *, counter: DispatchCounter, profile: s
         causes.update({c.name: causes_text(c) for c in comparison.new or []})
     name = os.path.basename(path)
     graph_ids = [name if against is None else f"{name} (this side)"]
-    graphs = [_graph(graph_ids[0], current, ir, extra, causes, marks, _summary(pv, comparison))]
+    torch_asserts = {a.line: "MLA004" for a in pv.assert_sources}
+    graphs = [_graph(graph_ids[0], current, ir, extra, causes, marks, _summary(pv, comparison), torch_asserts)]
     marked_graph: dict[str, str] = {}
     if comparison is not None and against is not None and against.lines is not None:
         other_ir, _ = (against_counter or counter).dispatch_ir("\n".join(against.lines), against.flags,
@@ -200,8 +201,7 @@ def _ops_text(ops: list[str]) -> str:
     return ", ".join(op if n == 1 else f"{op} x{n}" for op, n in counts.items()) or "-"
 
 
-def _findings_text(side: Side, lines: list[int]) -> str:
-    flagged, _ = side.asserts()
+def _findings_text(flagged: dict[int, str], lines: list[int]) -> str:
     by_code: dict[str, list[int]] = {}
     for ln in lines:
         by_code.setdefault(flagged.get(ln, "?"), []).append(ln)
@@ -210,8 +210,11 @@ def _findings_text(side: Side, lines: list[int]) -> str:
 
 
 def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], causes: dict[str, str],
-           marks: dict[str, list[str]], summary: dict[str, str]) -> dict:
-    """One side's graph; the ids of its marked nodes appended to `marks`."""
+           marks: dict[str, list[str]], summary: dict[str, str], torch_asserts: dict[int, str] | None = None) -> dict:
+    """One side's graph; the ids of its marked nodes appended to `marks`. `torch_asserts`:
+    source lines of torch ops that lower to asserts (MLA004, found by the what-if)."""
+    torch_asserts = torch_asserts or {}
+    flagged = {**side.asserts()[0], **torch_asserts}
     ops = dispatch_positions(ir)
     flow = dispatch_flows(ir, ops)
     ds = side.dispatches
@@ -229,16 +232,18 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
     nodes = []
     groups: dict[str, dict[str, str]] = {"": summary}
     for i, d in enumerate(ds):
-        held = side.held_asserts(d)
         same_ir = i < len(flow.ops) and len(ops) == len(ds)
         body = flow.ops[i] if same_ir else []
         compiled_asserts = flow.asserts[i] if same_ir else 0  # also those torch ops lowered to
+        root = d.location
+        lowered = (compiled_asserts or root and root.line in torch_asserts) and torch_asserts
+        held = sorted(set(side.held_asserts(d)) | ({s.line for s in d.sources if s.line in torch_asserts}
+                                                   if lowered else set()))
         node_marks = [m for m in MARKS if d.name in extra.get(m, ())]
         if (held or compiled_asserts) and "holds-assert" not in node_marks:
             node_marks.append("holds-assert")
         for m in node_marks:
             marks[m].append(d.name)
-        root = d.location
         attrs = [("dispatch", d.name), ("function", d.function),
                  ("root op", f"{short}:{root.line}:{root.column} {root.op}" if root else "not in the file"),
                  ("location", f"{file}:{root.line}" if root else file)]
@@ -249,7 +254,7 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
         attrs.append(("source lines", src or "none in the file"))
         attrs.append(("ops", _ops_text(body)))
         if held:
-            attrs.append(("findings", _findings_text(side, held)))
+            attrs.append(("findings", _findings_text(flagged, held)))
         if compiled_asserts:
             attrs.append(("cf.assert in the dispatch", str(compiled_asserts)))
         if node_marks:
