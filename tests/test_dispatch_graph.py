@@ -111,6 +111,22 @@ def test_graph_without_what_if_or_other_side(tmp_path):
     assert build.selection() == (build.graph_ids[0], "_initializer_0_dispatch_0")  # holds an assert
 
 
+def test_graph_reuses_the_compiles_of_the_count(tmp_path):
+    """Three compiles (the other side with other flags, this side, the what-if) and no more:
+    the edges come from the outputs the counts keep, also without a disk cache."""
+    counter = DispatchCounter(find_compiler(None), disk_cache=False)
+    other = counter.sibling()
+    runs: list[list[str]] = []
+    for c in (counter, other):
+        real = c._run
+        c._run = lambda argv, files=None, real=real: runs.append(argv) or real(argv, files)  # counted, still run
+    flags = profile_flags("default")
+    side = compiled_side(other, "O1", str(REPRO), REPRO.read_text(), [*flags, "--iree-opt-level=O1"], "default")
+    build = graph_for_text(REPRO.read_text(), str(REPRO), counter=counter, against=side, against_counter=other)
+    assert len(runs) == 3 and len(build.collection["graphs"]) == 2
+    assert build.comparison is not None and build.comparison.delta == 1  # O1 strips the asserts itself
+
+
 def cli_graph(src: Path, tmp_path: Path, *extra: str):
     """`mlir-lsp --dispatch-graph COPY --against FIXED --what-if -o g.json` (FIXED: the copy
     with its asserts stripped by `mlir-lsp --check --fix`): the collection as Model Explorer

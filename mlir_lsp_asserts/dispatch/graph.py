@@ -118,6 +118,10 @@ def graph_for_text(text: str, path: str, *, counter: DispatchCounter, profile: s
     compiler's), the dispatches only one side has. Every compile is the count's own (cached);
     the dispatch-creation output they keep gives the edges. Raises CompilerError, ValueError."""
     flags = list(flags) if flags is not None else profile_flags(profile)
+    other_ir = None
+    if against is not None and against.lines is not None:  # taken first: memory keeps the last two outputs
+        other_ir, _ = (against_counter or counter).dispatch_ir("\n".join(against.lines), against.flags,
+                                                               attribution=True)
     pv = preview(counter, path, text, profile, flags, what_if=what_if_mode, attribution=True,
                  input_path=input_path, parallel=parallel)
     t0 = time.monotonic()
@@ -140,9 +144,7 @@ def graph_for_text(text: str, path: str, *, counter: DispatchCounter, profile: s
     torch_asserts = {a.line: "MLA004" for a in pv.assert_sources}
     graphs = [_graph(graph_ids[0], current, ir, extra, causes, marks, _summary(pv, comparison), torch_asserts)]
     marked_graph: dict[str, str] = {}
-    if comparison is not None and against is not None and against.lines is not None:
-        other_ir, _ = (against_counter or counter).dispatch_ir("\n".join(against.lines), against.flags,
-                                                               attribution=True)
+    if comparison is not None and against is not None and other_ir is not None:
         gone = {c.name: causes_text(c) for c in comparison.gone or []}
         graph_ids.append(f"{against.label} (other side)")
         marked_graph["gone"] = graph_ids[1]
