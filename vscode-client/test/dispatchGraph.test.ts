@@ -1,0 +1,34 @@
+import { strict as assert } from "node:assert";
+import { describe, it } from "node:test";
+import { graphArguments, graphOutcome } from "../src/dispatchGraph";
+
+describe("graphArguments", () => {
+  it("asks the server not to open the URL itself (the extension does)", () => {
+    assert.deepEqual(graphArguments("file:///ws/a.mlir"), { uri: "file:///ws/a.mlir", open: false });
+    assert.deepEqual(graphArguments("file:///ws/a.mlir", 28), { uri: "file:///ws/a.mlir", line: 28, open: false });
+  });
+});
+
+describe("graphOutcome", () => {
+  it("opens the URL and says what is marked", () => {
+    const o = graphOutcome("repro.mlir", {
+      url: "http://127.0.0.1:8123/?data=x", dispatches: 4,
+      marked: { assert: ["_initializer_1_dispatch_0"], only_because_of_asserts: ["_initializer_1_dispatch_0"], new: [] },
+      selected: "_initializer_1_dispatch_0",
+    });
+    assert.equal(o.url, "http://127.0.0.1:8123/?data=x");
+    assert.equal(o.isError, false);
+    assert.equal(o.message, "mlir-lsp: dispatch graph of repro.mlir: 4 dispatches (marked: 1 assert, 1 " +
+      "only_because_of_asserts); _initializer_1_dispatch_0 selected. Opened in Model Explorer.");
+    assert.equal(graphOutcome("one.mlir", { url: "u", dispatches: 1 }).message,
+      "mlir-lsp: dispatch graph of one.mlir: 1 dispatch. Opened in Model Explorer.");
+  });
+  it("turns errors and odd answers into one line, without a URL", () => {
+    const e = graphOutcome("a.mlir", { error: "Model Explorer is not installed: pip install 'mlir-lsp[graph]'" });
+    assert.equal(e.url, undefined);
+    assert.equal(e.isError, true);
+    assert.match(e.message, /a\.mlir: Model Explorer is not installed: pip install 'mlir-lsp\[graph\]'$/);
+    assert.equal(graphOutcome("a.mlir", null).isError, true);
+    assert.match(graphOutcome("a.mlir", { dispatches: 3 }).message, /no URL in the server's answer/);
+  });
+});
