@@ -1,7 +1,8 @@
 // End-to-end driver: a headless chromium (Debian's) on a running code-server with the packaged
 // extension. Called by tests/test_vscode_e2e.py with one JSON argument:
 //   {url, artifacts, chromium, scenario, seed, seedLine, repro, onRequest, ...}
-// (scenario "bigFile": {big, bigLine, original, small} instead of seed ... onRequest).
+// (scenario "bigFile": {big, bigLine, original, small} instead of seed ... onRequest; scenario
+// "dispatchGraph": {repro, assertLine, assertDispatch}).
 // Prints one JSON line with what it saw; the Python test checks it and the file on disk.
 import { chromium } from "playwright-core";
 import * as fs from "node:fs";
@@ -281,13 +282,66 @@ async function bigFileScenario() {
   await shot(page, "5-auto-max-megabytes");
 }
 
+// The Model Explorer processes of this code-server (its environment's XDG_CONFIG_HOME is ours).
+function viewerPids() {
+  const mine = `XDG_CONFIG_HOME=${process.env.XDG_CONFIG_HOME}`;
+  const out = [];
+  for (const d of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, "latin1").replace(/\0/g, " ");
+      const env = fs.readFileSync(`/proc/${d}/environ`, "latin1").split("\0");
+      if (/model[_-]explorer/.test(cmd) && env.includes(mine)) out.push(Number(d));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
+
+async function dispatchGraphScenario() {
+  // 1. The repro, counted on open: the count lens and, beside it, "show dispatch graph".
+  await openFile(path.basename(cfg.repro));
+  const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "show dispatch graph" }).first();
+  await lens.waitFor({ timeout: 120000 });
+  seen.graphLenses = await codeLenses();
+  // 2. The cursor on the first cf.assert, then the palette's "Show dispatch graph": the extension
+  // opens the viewer's URL in the browser (vscode.env.openExternal): a new page in this browser.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.keyboard.type(`${cfg.assertLine}:5`);
+  await page.keyboard.press("Enter");
+  const opened = context.waitForEvent("page", { timeout: 240000 });
+  await runCommand("Show dispatch graph");
+  const graph = await opened;
+  await graph.waitForLoadState("domcontentloaded");
+  seen.graphUrl = graph.url();
+  log(`opened ${seen.graphUrl}`);
+  seen.graphStatus = (await fetch(seen.graphUrl)).status;
+  // 3. Model Explorer shows the graph with the assert's dispatch selected (its side panel).
+  for (const t = Date.now(); Date.now() - t < 120000; await graph.waitForTimeout(500)) {
+    seen.graphText = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
+    if (seen.graphText.includes(cfg.assertDispatch)) break;
+  }
+  seen.graphTitle = await graph.title();
+  seen.viewerPids = viewerPids();
+  await graph.waitForTimeout(2000); // the graph's layout animation
+  await shot(graph, "2-model-explorer");
+  const notice = page.locator(".notifications-toasts .notification-toast", { hasText: "dispatch graph of" }).first();
+  await notice.waitFor({ timeout: 30000 }).catch(() => {});
+  seen.graphNotice = (await notice.innerText().catch(() => "")).replace(/\s+/g, " ");
+  await shot(page, "1-vscode-show-dispatch-graph");
+}
+
+const SCENARIOS = { bigFile: bigFileScenario, dispatchGraph: dispatchGraphScenario };
+
 try {
   await page.goto(cfg.url);
   await page.locator(".monaco-workbench").waitFor();
   await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor();
   log("workbench loaded");
 
-  await (cfg.scenario === "bigFile" ? bigFileScenario() : mainScenario());
+  await (SCENARIOS[cfg.scenario] ?? mainScenario)();
   seen.ok = true;
 } catch (e) {
   seen.ok = false;

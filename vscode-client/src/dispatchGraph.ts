@@ -1,5 +1,6 @@
 // "Show dispatch graph": the arguments of the server's command `mlirLsp.showDispatchGraph` and
-// what its answer says ({url, dispatches, marked: {mark: node ids}, graph, selected} or {error}).
+// what its answer says ({url, dispatches, marked: {mark: node ids}, graph, selected, lines} or
+// {error}), and the webview that shows Model Explorer inside VS Code.
 
 export interface GraphAnswer {
   url?: string;
@@ -7,6 +8,7 @@ export interface GraphAnswer {
   marked?: Record<string, string[]>;
   graph?: string;
   selected?: string | null;
+  lines?: Record<string, number>; // node id -> 0-based line of its root op
   error?: string;
 }
 
@@ -47,4 +49,54 @@ export function graphOutcome(name: string, answer: GraphAnswer | null | undefine
     message += `; ${answer.selected} selected`;
   }
   return { url: answer.url, message: `${message}. Opened in Model Explorer.`, isError: false };
+}
+
+/** Where "Show dispatch graph" opens the viewer (setting mlirLsp.dispatchGraph.openIn). */
+export type OpenIn = "browser" | "editor";
+
+export function openIn(setting: unknown): OpenIn {
+  return setting === "editor" ? "editor" : "browser";
+}
+
+/** The 0-based source line of a node Model Explorer reports selected, when the answer has one. */
+export function nodeLine(lines: Record<string, number> | undefined, nodeId: unknown): number | undefined {
+  if (typeof nodeId !== "string" || lines === undefined || !Object.prototype.hasOwnProperty.call(lines, nodeId)) {
+    return undefined;
+  }
+  const line = lines[nodeId];
+  return Number.isInteger(line) && line >= 0 ? line : undefined;
+}
+
+function escapeAttribute(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/**
+ * The webview of mlirLsp.dispatchGraph.openIn "editor": Model Explorer in a frame filling it.
+ * Model Explorer tells its parent window which node is selected (a message
+ * {cmd: "model-explorer-node-selected", nodeId}); the page passes the id on to the extension.
+ */
+export function graphPanelHtml(url: string, nonce: string): string {
+  const origin = new URL(url).origin;
+  return `<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; frame-src ${origin}; script-src 'nonce-${nonce}'; style-src 'unsafe-inline';">
+<style>html, body, iframe { margin: 0; padding: 0; border: 0; width: 100%; height: 100%; overflow: hidden; }</style>
+</head>
+<body>
+<iframe src="${escapeAttribute(url)}" title="Model Explorer"></iframe>
+<script nonce="${nonce}">
+const vscode = acquireVsCodeApi();
+window.addEventListener("message", (e) => {
+  const d = e.data;
+  if (d && d.cmd === "model-explorer-node-selected" && typeof d.nodeId === "string") {
+    vscode.postMessage({ nodeId: d.nodeId });
+  }
+});
+</script>
+</body>
+</html>
+`;
 }

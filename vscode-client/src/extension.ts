@@ -18,7 +18,8 @@ import {
 } from "vscode-languageclient/node";
 import { DispatchResult, computingView, idleView, resultView } from "./dispatchStatus";
 import { DiskFiles, tabUri } from "./diskFiles";
-import { GraphAnswer, graphArguments, graphOutcome } from "./dispatchGraph";
+import { GraphAnswer, graphArguments, graphOutcome, openIn } from "./dispatchGraph";
+import { GraphPanel } from "./graphPanel";
 import { FixMode, autoCountAllowed, onRequestView } from "./diskStatus";
 import { RestartPolicy } from "./restartPolicy";
 import { ResolveEnv, expandVariables, notFoundMessage, resolveServer } from "./serverPath";
@@ -45,6 +46,7 @@ let starting: Promise<void> | undefined;
 let output: vscode.OutputChannel;
 let status: DispatchStatus;
 let disk: DiskFiles;
+let graphPanel: GraphPanel;
 const virtualDocs = new Map<string, string>();
 
 function resolveEnv(): ResolveEnv {
@@ -303,7 +305,8 @@ async function showDispatchIR(target?: vscode.TextDocument): Promise<void> {
 }
 
 /** The dispatch graph of a document (default: the active editor's, with the op under the cursor
- * selected; or the active file checked from disk) in Model Explorer, opened in the browser. */
+ * selected; or the active file checked from disk) in Model Explorer, opened in the browser or
+ * (mlirLsp.dispatchGraph.openIn "editor") in a webview beside it. */
 async function showDispatchGraph(target?: vscode.Uri): Promise<void> {
   let uri = target;
   let line: number | undefined;
@@ -339,6 +342,11 @@ async function showDispatchGraph(target?: vscode.Uri): Promise<void> {
     if (answer?.error === undefined) {
       void vscode.window.showErrorMessage(outcome.message); // (the server shows its own errors)
     }
+    return;
+  }
+  if (openIn(vscode.workspace.getConfiguration(SECTION).get("dispatchGraph.openIn")) === "editor") {
+    await graphPanel.show(outcome.url, `Dispatch graph: ${baseName(uri)}`, { doc: uri, lines: answer?.lines ?? {} });
+    void vscode.window.showInformationMessage(outcome.message);
     return;
   }
   const opened = await vscode.env.openExternal(vscode.Uri.parse(outcome.url));
@@ -526,7 +534,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     dispatchRequest: DISPATCH_REQUEST,
     profile: () => vscode.workspace.getConfiguration(SECTION).get<string>("dispatch.profile", "default"),
   });
-  context.subscriptions.push(output, status, disk);
+  graphPanel = new GraphPanel(output);
+  context.subscriptions.push(output, status, disk, graphPanel);
   registerVirtualScheme(context, DISPATCH_IR_SCHEME);
   registerVirtualScheme(context, BYTECODE_SCHEME);
   const command = (name: string, fn: (...args: never[]) => Promise<void> | void): void => {

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
-import { graphArguments, graphOutcome } from "../src/dispatchGraph";
+import { graphArguments, graphOutcome, graphPanelHtml, nodeLine, openIn } from "../src/dispatchGraph";
 
 describe("graphArguments", () => {
   it("asks the server not to open the URL itself (the extension does)", () => {
@@ -30,5 +30,29 @@ describe("graphOutcome", () => {
     assert.match(e.message, /a\.mlir: Model Explorer is not installed: pip install 'mlir-lsp\[graph\]'$/);
     assert.equal(graphOutcome("a.mlir", null).isError, true);
     assert.match(graphOutcome("a.mlir", { dispatches: 3 }).message, /no URL in the server's answer/);
+  });
+});
+
+describe("the webview (dispatchGraph.openIn editor)", () => {
+  it("frames the viewer's URL, allowed by origin only, and passes Model Explorer's selection on", () => {
+    const html = graphPanelHtml("http://127.0.0.1:8123/?data=%7B%22a%22%3A1%7D&x=\"y", "abc123");
+    assert.match(html, /frame-src http:\/\/127\.0\.0\.1:8123;/);
+    assert.match(html, /script-src 'nonce-abc123'/);
+    assert.ok(html.includes('<iframe src="http://127.0.0.1:8123/?data=%7B%22a%22%3A1%7D&amp;x=&quot;y"'), html);
+    assert.ok(html.includes('d.cmd === "model-explorer-node-selected"'));
+  });
+  it("maps a selected node to its line; unknown nodes and odd values to none", () => {
+    const lines = { _initializer_1_dispatch_0: 23, main_dispatch_0: 5 };
+    assert.equal(nodeLine(lines, "_initializer_1_dispatch_0"), 23);
+    assert.equal(nodeLine(lines, "toString"), undefined);
+    assert.equal(nodeLine(lines, 7), undefined);
+    assert.equal(nodeLine(undefined, "main_dispatch_0"), undefined);
+    assert.equal(nodeLine({ bad: -1 }, "bad"), undefined);
+  });
+  it("opens in the browser unless the setting says editor", () => {
+    assert.equal(openIn("editor"), "editor");
+    assert.equal(openIn("browser"), "browser");
+    assert.equal(openIn(undefined), "browser");
+    assert.equal(openIn(42), "browser");
   });
 });
