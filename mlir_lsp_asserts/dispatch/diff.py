@@ -66,6 +66,16 @@ class Side:
             self._asserts = (flagged, rooted)
         return self._asserts
 
+    def held_asserts(self, d: Dispatch) -> list[int]:
+        """The lines of the flagged asserts dispatch `d` holds, or of those in the region of the
+        linalg op it is rooted at."""
+        flagged, rooted = self.asserts()
+        lines = sorted({s.line for s in d.sources if s.line in flagged})
+        root = d.location
+        if not lines and root and root.line in rooted:
+            lines = rooted[root.line]
+        return lines
+
     def as_json(self) -> dict:
         return {"label": self.label, "path": self.path, "compiler_version": self.compiler_version,
                 "profile": self.profile, "flags": list(self.flags), "flow_dispatches": self.flow_dispatches,
@@ -202,11 +212,9 @@ def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _entry(side: Side, d: Dispatch, to_other: Callable[[int], int | None], other_at: dict[int, list[Dispatch]],
            kind: str) -> Change:
     causes: list[dict] = []
-    flagged, rooted = side.asserts()
-    lines = sorted({s.line for s in d.sources if s.line in flagged})
+    flagged, _rooted = side.asserts()
+    lines = side.held_asserts(d)
     root = d.location
-    if not lines and root and root.line in rooted:
-        lines = rooted[root.line]
     if lines:
         codes = sorted({flagged[ln] for ln in lines})
         causes.append({"kind": "assert", "codes": codes, "lines": lines})
