@@ -134,8 +134,9 @@ def _exit_with_client(ls, pid: int) -> None:
 
 
 def stop_background(ls) -> None:
-    """Kill every child we started (compiles, real-parser runs) and stop the watcher: no
-    process outlives the server, whichever way it ends."""
+    """Kill every child we started (compiles, real-parser runs, the Model Explorer viewer) and
+    stop the watcher: no process outlives the server, whichever way it ends."""
+    ls.dispatch_graph.stop()
     for uri in set(ls.dispatch.running) | set(ls.dispatch.timers):
         ls.dispatch.cancel(uri)
     for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
