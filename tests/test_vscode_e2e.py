@@ -7,6 +7,7 @@ missing piece fails the test instead of skipping it. Screenshots go to tests/art
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -266,3 +267,37 @@ def test_vscode_file_above_the_sync_limit(tools, tmp_path):
                  "4-big-file-changed-on-disk", "5-auto-max-megabytes"):
         assert (ARTIFACTS.with_name("vscode-big-file") / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end, file above the sync limit: {time.monotonic() - t_start:.1f} s")
+
+
+def test_vscode_show_dispatch_graph(tools, tmp_path):
+    """"mlir-lsp: Show dispatch graph" on the repro, the cursor on its first cf.assert: the server
+    builds the graph and starts Model Explorer, the extension opens it in the browser (a new page
+    here), with the assert's dispatch selected; the viewer is gone with code-server."""
+    t_start = time.monotonic()
+    if importlib.util.find_spec("model_explorer") is None:
+        missing = "missing: Model Explorer (pip install 'mlir-lsp[graph]')"
+        pytest.fail(missing) if os.environ.get("CI") else pytest.skip(missing)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repro = ws / REPRO.name
+    shutil.copyfile(REPRO, repro)
+    artifacts = ARTIFACTS.with_name("vscode-dispatch-graph")
+    seen, _ = drive(tmp_path, ws, artifacts, {"mlirLsp.workspace.watch": False},
+                    {"scenario": "dispatchGraph", "repro": str(repro), "assertLine": 29,
+                     "assertDispatch": "_initializer_1_dispatch_0"})
+
+    assert "show dispatch graph" in seen["graphLenses"], seen["graphLenses"]
+    assert seen["graphStatus"] == 200 and seen["graphUrl"].startswith("http"), seen
+    assert seen["graphTitle"] == "Model Explorer", seen["graphTitle"]
+    assert "_initializer_1_dispatch_0" in seen["graphText"] and "MLA001" in seen["graphText"], seen["graphText"]
+    assert "dispatch graph of hoisted_gather.mlir: 4 dispatches" in seen["graphNotice"], seen["graphNotice"]
+    for name in ("1-vscode-show-dispatch-graph", "2-model-explorer"):
+        assert (artifacts / f"{name}.png").stat().st_size > 10_000
+    # code-server stopped (with it the server): its Model Explorer is gone too.
+    (viewer,) = seen["viewerPids"]
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{viewer}").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not Path(f"/proc/{viewer}").exists(), f"Model Explorer (pid {viewer}) outlived code-server"
+    print(f"vscode end to end, dispatch graph: {time.monotonic() - t_start:.1f} s")
+
