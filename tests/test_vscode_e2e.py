@@ -286,7 +286,7 @@ def test_vscode_show_dispatch_graph(tools, tmp_path):
                     {"scenario": "dispatchGraph", "repro": str(repro), "assertLine": 29,
                      "assertDispatch": "_initializer_1_dispatch_0"})
 
-    assert "show dispatch graph" in seen["graphLenses"], seen["graphLenses"]
+    assert any(lens.endswith("| show dispatch graph") for lens in seen["graphLenses"]), seen["graphLenses"]
     assert seen["graphStatus"] == 200 and seen["graphUrl"].startswith("http"), seen
     assert seen["graphTitle"] == "Model Explorer", seen["graphTitle"]
     assert "_initializer_1_dispatch_0" in seen["graphText"] and "MLA001" in seen["graphText"], seen["graphText"]

@@ -304,32 +304,46 @@ async function dispatchGraphScenario() {
   const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "show dispatch graph" }).first();
   await lens.waitFor({ timeout: 120000 });
   seen.graphLenses = await codeLenses();
-  // 2. The cursor on the first cf.assert, then the palette's "Show dispatch graph": the extension
-  // opens the viewer's URL in the browser (vscode.env.openExternal): a new page in this browser.
+  // 2. The cursor on the first cf.assert, then the palette's "Show dispatch graph".
   await page.locator(".monaco-editor .view-lines").first().click();
   await page.keyboard.press("Control+G");
   await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
   await page.keyboard.type(`${cfg.assertLine}:5`);
   await page.keyboard.press("Enter");
-  const opened = context.waitForEvent("page", { timeout: 240000 });
+  const pagesBefore = context.pages().length;
   await runCommand("Show dispatch graph");
-  const graph = await opened;
+  // The viewer opens in a new page (vscode.env.openExternal), or, behind code-server's path proxy
+  // (which Model Explorer cannot run under), in a tab of VS Code: a frame with the viewer's URL.
+  let graph;
+  for (const t = Date.now(); !graph && Date.now() - t < 240000; await page.waitForTimeout(500)) {
+    if (context.pages().length > pagesBefore) {
+      graph = context.pages()[pagesBefore];
+      seen.graphIn = "page";
+    } else {
+      graph = page.frames().find((f) => f.url().includes("?data=") && !f.url().startsWith(new URL(cfg.url).origin));
+      if (graph) seen.graphIn = "frame";
+    }
+  }
+  if (!graph) throw new Error("no Model Explorer page or frame appeared");
   await graph.waitForLoadState("domcontentloaded");
   seen.graphUrl = graph.url();
-  log(`opened ${seen.graphUrl}`);
+  log(`opened (${seen.graphIn}) ${seen.graphUrl}`);
   seen.graphStatus = (await fetch(seen.graphUrl)).status;
+  const notice = page.locator(".notifications-toasts .notification-list-item", { hasText: "dispatch graph of" }).first();
+  await notice.waitFor({ timeout: 30000 }).catch(() => {});
+  seen.graphNotice = (await notice.innerText().catch(() => "")).replace(/\s+/g, " ");
   // 3. Model Explorer shows the graph with the assert's dispatch selected (its side panel).
-  for (const t = Date.now(); Date.now() - t < 120000; await graph.waitForTimeout(500)) {
+  for (const t = Date.now(); Date.now() - t < 120000; await page.waitForTimeout(500)) {
     seen.graphText = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
     if (seen.graphText.includes(cfg.assertDispatch)) break;
   }
   seen.graphTitle = await graph.title();
   seen.viewerPids = viewerPids();
-  await graph.waitForTimeout(2000); // the graph's layout animation
-  await shot(graph, "2-model-explorer");
-  const notice = page.locator(".notifications-toasts .notification-toast", { hasText: "dispatch graph of" }).first();
-  await notice.waitFor({ timeout: 30000 }).catch(() => {});
-  seen.graphNotice = (await notice.innerText().catch(() => "")).replace(/\s+/g, " ");
+  await page.waitForTimeout(2000); // the graph's layout animation
+  await shot(seen.graphIn === "page" ? graph : page, "2-model-explorer");
+  // Model Explorer reports the selected node to its parent (in a tab: the webview, which passes
+  // it on): the document's cursor goes to the node's root op.
+  seen.cursor = (await page.locator(".statusbar-item", { hasText: /Ln \d+/ }).first().innerText().catch(() => "")).trim();
   await shot(page, "1-vscode-show-dispatch-graph");
 }
 

@@ -58,6 +58,18 @@ export function openIn(setting: unknown): OpenIn {
   return setting === "editor" ? "editor" : "browser";
 }
 
+/**
+ * Where the user's browser can reach the viewer: `external` (vscode.env.asExternalUri of `raw`)
+ * when it keeps the path (local, or a forwarded port), else `raw`. A path proxy (code-server's
+ * `/proxy/PORT/`) cannot serve Model Explorer, whose page loads everything from `/`; the raw
+ * URL works where the browser runs on the server's machine (`proxied`: say so).
+ */
+export function viewerAddress(raw: string, external: string): { url: string; proxied: boolean } {
+  const a = new URL(raw);
+  const b = new URL(external);
+  return a.pathname === b.pathname ? { url: external, proxied: false } : { url: raw, proxied: true };
+}
+
 /** The 0-based source line of a node Model Explorer reports selected, when the answer has one. */
 export function nodeLine(lines: Record<string, number> | undefined, nodeId: unknown): number | undefined {
   if (typeof nodeId !== "string" || lines === undefined || !Object.prototype.hasOwnProperty.call(lines, nodeId)) {

@@ -18,7 +18,7 @@ import {
 } from "vscode-languageclient/node";
 import { DispatchResult, computingView, idleView, resultView } from "./dispatchStatus";
 import { DiskFiles, tabUri } from "./diskFiles";
-import { GraphAnswer, graphArguments, graphOutcome, openIn } from "./dispatchGraph";
+import { GraphAnswer, graphArguments, graphOutcome, openIn, viewerAddress } from "./dispatchGraph";
 import { GraphPanel } from "./graphPanel";
 import { FixMode, autoCountAllowed, onRequestView } from "./diskStatus";
 import { RestartPolicy } from "./restartPolicy";
@@ -344,14 +344,22 @@ async function showDispatchGraph(target?: vscode.Uri): Promise<void> {
     }
     return;
   }
-  if (openIn(vscode.workspace.getConfiguration(SECTION).get("dispatchGraph.openIn")) === "editor") {
-    await graphPanel.show(outcome.url, `Dispatch graph: ${baseName(uri)}`, { doc: uri, lines: answer?.lines ?? {} });
+  const external = (await vscode.env.asExternalUri(vscode.Uri.parse(outcome.url))).toString();
+  const where = viewerAddress(outcome.url, external);
+  const inEditor = openIn(vscode.workspace.getConfiguration(SECTION).get("dispatchGraph.openIn")) === "editor";
+  if (inEditor || where.proxied) {
+    if (where.proxied && !inEditor) {
+      // openExternal would go through the same proxy: the raw URL in a tab (the webview's frame).
+      output.appendLine(`[graph] ${external} is a path proxy, which Model Explorer cannot run behind: ` +
+        `shown in a tab at ${where.url} (reachable where the browser runs on the server's machine)`);
+    }
+    graphPanel.show(where.url, `Dispatch graph: ${baseName(uri)}`, { doc: uri, lines: answer?.lines ?? {} });
     void vscode.window.showInformationMessage(outcome.message);
     return;
   }
-  const opened = await vscode.env.openExternal(vscode.Uri.parse(outcome.url));
-  output.appendLine(`[graph] opened ${outcome.url}: ${opened}`);
-  void vscode.window.showInformationMessage(opened ? outcome.message : `${outcome.message} (not opened: ${outcome.url})`);
+  const opened = await vscode.env.openExternal(vscode.Uri.parse(outcome.url)); // (it maps the port as asExternalUri did)
+  output.appendLine(`[graph] opened ${external}: ${opened}`);
+  void vscode.window.showInformationMessage(opened ? outcome.message : `${outcome.message} (not opened: ${external})`);
 }
 
 function isBytecodeFile(uri: vscode.Uri | undefined): uri is vscode.Uri {

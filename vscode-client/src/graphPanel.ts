@@ -15,9 +15,8 @@ export class GraphPanel implements vscode.Disposable {
 
   constructor(private readonly output: vscode.OutputChannel) {}
 
-  async show(url: string, title: string, shown: Shown): Promise<void> {
-    // Where the user's browser reaches the viewer (code-server: maybe through its proxy).
-    const external = (await vscode.env.asExternalUri(vscode.Uri.parse(url))).toString(true);
+  /** Show the viewer at `url` (where the user's browser reaches it: see viewerAddress). */
+  show(url: string, title: string, shown: Shown): void {
     this.shown = shown;
     if (this.panel === undefined) {
       this.panel = vscode.window.createWebviewPanel("mlirLsp.dispatchGraph", title,
@@ -29,9 +28,9 @@ export class GraphPanel implements vscode.Disposable {
       this.panel.webview.onDidReceiveMessage((m: { nodeId?: unknown }) => void this.reveal(m.nodeId));
     }
     this.panel.title = title;
-    this.panel.webview.html = graphPanelHtml(external, crypto.randomBytes(16).toString("hex"));
+    this.panel.webview.html = graphPanelHtml(url, crypto.randomBytes(16).toString("hex"));
     this.panel.reveal(vscode.ViewColumn.Beside, true);
-    this.output.appendLine(`[graph] shown in the editor: ${external}`);
+    this.output.appendLine(`[graph] shown in the editor: ${url}`);
   }
 
   private async reveal(nodeId: unknown): Promise<void> {

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
-import { graphArguments, graphOutcome, graphPanelHtml, nodeLine, openIn } from "../src/dispatchGraph";
+import { graphArguments, graphOutcome, graphPanelHtml, nodeLine, openIn, viewerAddress } from "../src/dispatchGraph";
 
 describe("graphArguments", () => {
   it("asks the server not to open the URL itself (the extension does)", () => {
@@ -54,5 +54,16 @@ describe("the webview (dispatchGraph.openIn editor)", () => {
     assert.equal(openIn("browser"), "browser");
     assert.equal(openIn(undefined), "browser");
     assert.equal(openIn(42), "browser");
+  });
+});
+
+describe("viewerAddress", () => {
+  const raw = "http://127.0.0.1:41000/?data=%7B%7D";
+  it("takes the editor's address of the viewer when it keeps the path (local, forwarded port)", () => {
+    assert.deepEqual(viewerAddress(raw, raw), { url: raw, proxied: false });
+    assert.deepEqual(viewerAddress(raw, "http://localhost:52000/?data=%7B%7D"), { url: "http://localhost:52000/?data=%7B%7D", proxied: false });
+  });
+  it("keeps the raw URL behind a path proxy (code-server's /proxy/PORT/), which Model Explorer cannot run under", () => {
+    assert.deepEqual(viewerAddress(raw, "http://127.0.0.1:8080/proxy/41000/?data=%7B%7D"), { url: raw, proxied: true });
   });
 });
