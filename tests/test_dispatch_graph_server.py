@@ -5,7 +5,9 @@ viewer per server, and no Model Explorer left once the server is gone."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 import sys
 import urllib.request
 from pathlib import Path
@@ -120,3 +122,23 @@ async def test_show_dispatch_graph_errors_are_messages(tmp_path):
         assert INSTALL_HINT in errors()[0] and "document not open" in errors()[1], errors()
         assert "Traceback" not in " ".join(m.message for m in lsp.shown)
         assert _viewers(lsp._server.pid) == []
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_server_ended_by_sigterm_leaves_no_viewer(tmp_path):
+    """An editor that ends the server's process group (code-server stopped) signals the server,
+    not the viewer (it runs in a session of its own): the server stops it before it exits."""
+    path = tmp_path / REPRO.name
+    shutil.copyfile(REPRO, path)
+    uri = path.as_uri()
+    async with lsp_server(tmp_path) as lsp:
+        await open_and_wait(lsp, uri, path.read_text())
+        got = await _show(lsp, [{"uri": uri, "open": False}])
+        assert "error" not in got, got
+        server = lsp._server
+        (viewer,) = _viewers(server.pid)
+        os.kill(server.pid, signal.SIGTERM)
+        assert await asyncio.wait_for(server.wait(), 60) == 128 + signal.SIGTERM
+    await wait_until(lambda: not _alive(viewer), timeout=30)
+    assert not _alive(viewer), f"Model Explorer (pid {viewer}) outlived the server"

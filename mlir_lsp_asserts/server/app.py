@@ -127,6 +127,7 @@ for feature in (lifecycle, sync_feature, publishing, code_actions_feature, navig
 
 
 def run_server(tcp: str | None = None) -> int:
+    lifecycle.stop_on_signals(server)
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")

@@ -144,6 +144,23 @@ def stop_background(ls) -> None:
     workspace_feature.stop(ls)
 
 
+def stop_on_signals(ls) -> None:
+    """SIGTERM or SIGHUP (an editor that ends its process group, a closed terminal): stop every
+    child first (the Model Explorer viewer runs in a session of its own, so the signal does not
+    reach it), then exit."""
+    import signal
+
+    def stop(signum, _frame):
+        log.warning("%s: stopping", signal.Signals(signum).name)
+        try:
+            stop_background(ls)
+        finally:
+            os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+
+
 def shutdown(ls, params):
     stop_background(ls)
 
