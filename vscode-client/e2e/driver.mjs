@@ -343,7 +343,17 @@ async function dispatchGraphScenario() {
   await shot(seen.graphIn === "page" ? graph : page, "2-model-explorer");
   // Model Explorer reports the selected node to its parent (in a tab: the webview, which passes
   // it on): the document's cursor goes to the node's root op.
-  seen.cursor = (await page.locator(".statusbar-item", { hasText: /Ln \d+/ }).first().innerText().catch(() => "")).trim();
+  const cursor = async () => (await page.locator(".statusbar-item", { hasText: /Ln \d+/ }).first().innerText().catch(() => "")).trim();
+  seen.cursor = await cursor();
+  // 4. A click in the viewer: the dispatch it feeds (a link in the side panel) is selected, and
+  // the cursor follows to that dispatch's root op.
+  if (seen.graphIn === "frame") {
+    await graph.locator(`text=${cfg.fedDispatch}`).first().click();
+    for (const t = Date.now(); Date.now() - t < 30000 && (await cursor()) === seen.cursor; await page.waitForTimeout(300));
+    seen.cursorAfterClick = await cursor();
+    seen.graphTextAfterClick = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
+    await shot(page, "3-node-clicked");
+  }
   await shot(page, "1-vscode-show-dispatch-graph");
 }
 
