@@ -345,10 +345,17 @@ async function dispatchGraphScenario() {
   // it on): the document's cursor goes to the node's root op.
   const cursor = async () => (await page.locator(".statusbar-item", { hasText: /Ln \d+/ }).first().innerText().catch(() => "")).trim();
   seen.cursor = await cursor();
-  // 4. A click in the viewer: the dispatch it feeds (a link in the side panel) is selected, and
-  // the cursor follows to that dispatch's root op.
+  // 4. Another node selected in the viewer (found with its search box): the cursor follows to
+  // that dispatch's root op.
   if (seen.graphIn === "frame") {
-    await graph.locator(`text=${cfg.fedDispatch}`).first().click();
+    const search = graph.locator('input[placeholder*="Search"]').first();
+    await search.click();
+    await search.fill(cfg.fedDispatch);
+    await search.press("Enter");
+    await page.waitForTimeout(1500);
+    seen.searchText = (await graph.locator("body").innerText()).replace(/\s+/g, " ").slice(0, 3000);
+    const hit = graph.locator(".search-results .result, .search-result, [class*=result]", { hasText: cfg.fedDispatch }).first();
+    await hit.click({ timeout: 10000 }).catch((e) => { seen.clickError = String(e).slice(0, 300); });
     for (const t = Date.now(); Date.now() - t < 30000 && (await cursor()) === seen.cursor; await page.waitForTimeout(300));
     seen.cursorAfterClick = await cursor();
     seen.graphTextAfterClick = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
