@@ -284,7 +284,8 @@ def test_vscode_show_dispatch_graph(tools, tmp_path):
     artifacts = ARTIFACTS.with_name("vscode-dispatch-graph")
     seen, _ = drive(tmp_path, ws, artifacts, {"mlirLsp.workspace.watch": False},
                     {"scenario": "dispatchGraph", "repro": str(repro), "assertLine": 29,
-                     "assertDispatch": "_initializer_1_dispatch_0", "fedDispatch": "main_dispatch_1"})
+                     "assertDispatch": "_initializer_1_dispatch_0", "fedDispatch": "main_dispatch_1",
+                     "fedLabel": "arith.mulf"})
 
     assert any(lens.endswith("| show dispatch graph") for lens in seen["graphLenses"]), seen["graphLenses"]
     assert seen["graphStatus"] == 200 and seen["graphUrl"].startswith("http"), seen

@@ -353,9 +353,9 @@ async function dispatchGraphScenario() {
     await search.fill(cfg.fedDispatch);
     await search.press("Enter");
     await page.waitForTimeout(1500);
-    seen.searchText = (await graph.locator("body").innerText()).replace(/\s+/g, " ").slice(0, 3000);
-    const hit = graph.locator(".search-results .result, .search-result, [class*=result]", { hasText: cfg.fedDispatch }).first();
-    await hit.click({ timeout: 10000 }).catch((e) => { seen.clickError = String(e).slice(0, 300); });
+    // The results list the matching nodes by label; Alt+Click locates and selects one.
+    const hit = graph.getByText(cfg.fedLabel, { exact: true }).first();
+    await hit.click({ modifiers: ["Alt"], timeout: 10000 }).catch((e) => { seen.clickError = String(e).slice(0, 300); });
     for (const t = Date.now(); Date.now() - t < 30000 && (await cursor()) === seen.cursor; await page.waitForTimeout(300));
     seen.cursorAfterClick = await cursor();
     seen.graphTextAfterClick = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
