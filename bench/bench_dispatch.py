@@ -15,6 +15,13 @@
    text work of a diff of two revisions (aligning a file with its every-assert-stripped self,
    reading its asserts) against `iree-opt` parsing the file once, a lower bound of any compile
    (target < 1x). `--only-diff` runs this part alone.
+5. The dispatch graph for Model Explorer (`--dispatch-graph --what-if --against FIXED`) of the
+   prompt encoder (1,660 dispatches) and of a UNet-sized module (the encoder twice, its second
+   copy's symbols renamed: 3,320 dispatches): the compiles (with debug info, the what-if and
+   the fixed side), the graph's own work and the JSON written in one pass (target: small next
+   to the compile), and, with chromium and playwright-core there, the time Model Explorer takes
+   to load and show the graph with the first new dispatch selected (screenshots in bench/out/).
+   `--only-graph` runs this part alone.
 """
 
 from __future__ import annotations
@@ -75,6 +82,7 @@ def ours(path: Path = ENCODER, extra: tuple[str, ...] = ()) -> tuple[float, floa
 
 
 CACHE = tempfile.mkdtemp(prefix="bench-dispatch-")
+SHOTS = ROOT / "bench" / "out"  # Model Explorer's screenshots of the big graphs
 
 
 def interleaved(runs: int, *fns) -> list[tuple[float, float]]:
@@ -134,10 +142,96 @@ def bench_diff(flags: list[str]) -> None:
               f"iree-opt parse {parse:.2f} s: ratio {work / parse:.2f} (target < 1)")
 
 
+def twice(text: str) -> str:
+    """A module holding `text`'s module twice, the second copy's symbols and resources renamed
+    (a UNet-sized count from the prompt encoder: its every dispatch twice)."""
+    import re
+
+    head, _, tail = text.partition("\n}\n{-#")
+    first, _, body = head.partition("\n")
+    copy = re.sub(r"@([\w$.\-]+)", r"@\1__b", body)
+    copy = re.sub(r"dense_resource<([^>]+)>", r"dense_resource<\1__b>", copy)
+    res_head, _, rest = tail.partition("builtin: {\n")
+    entries, _, res_tail = rest.partition("\n    }\n  }\n#-}")
+    entries_b = re.sub(r"^(      )([\w.]+): ", r"\1\2__b: ", entries, flags=re.M)
+    return (f"{first}\n{body}\n{copy}\n}}\n{{-#{res_head}builtin: {{\n{entries},\n{entries_b}"
+            f"\n    }}\n  }}\n#-}}{res_tail}")
+
+
+def bench_graph(flags: list[str]) -> None:
+    import shutil
+
+    from mlir_lsp_asserts.dispatch.diff import compiled_side
+    from mlir_lsp_asserts.dispatch.graph import graph_for_text
+    from mlir_lsp_asserts.dispatch.preview import fixed_text
+
+    work = Path(tempfile.mkdtemp(prefix="bench-graph-"))
+    encoder = ENCODER.read_text()
+    for name, text in (("prompt encoder", encoder), ("UNet-sized (the encoder twice)", twice(encoder))):
+        path = work / f"{name.split()[0]}.mlir"
+        path.write_text(text)
+        counter = DispatchCounter(find_compiler(), disk_cache=False)
+        t0 = time.monotonic()
+        fixed = fixed_text(text, "strip")[0]
+        side = compiled_side(counter.sibling(), "fixed", "fixed.mlir", fixed, flags, "default")
+        build = graph_for_text(text, str(path), counter=counter, flags=flags, against=side)
+        total = time.monotonic() - t0
+        t1 = time.monotonic()
+        out = work / f"{path.stem}.graph.json"
+        build.write(str(out))
+        written = time.monotonic() - t1
+        nodes = build.collection["graphs"][0]["nodes"]
+        edges = sum(len(n["incomingEdges"]) for n in nodes)
+        compiles = total - build.build_seconds
+        own = build.build_seconds + written
+        print(f"dispatch graph, {name}: {build.dispatches} nodes, {edges} edges, {len(build.marked['new'])} new, "
+              f"{out.stat().st_size / 1e6:.1f} MB JSON; the compiles (debug info, what-if, fixed side) "
+              f"{compiles:.1f} s, "
+              f"the graph's own work {build.build_seconds:.2f} s + JSON written {written:.2f} s = "
+              f"{own / compiles * 100:.1f}% of the compiles")
+        shot = browser_load(out, build)
+        if shot is not None:
+            print(f"  Model Explorer: server up in {shot[0]:.1f} s, graph shown with {shot[2]} selected "
+                  f"in {shot[1]:.1f} s (headless chromium, software GL)")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def browser_load(graph: Path, build) -> tuple[float, float, str] | None:
+    """(seconds until the server answers, seconds from opening the page until the selected
+    node's attributes show, the node), or None without Model Explorer, chromium or node."""
+    import json
+    import shutil
+
+    from mlir_lsp_asserts.graph_viewer import available, open_viewer
+
+    require_from = ROOT / "vscode-client" / "package.json"
+    chromium = shutil.which("chromium")
+    if not (available() and chromium and shutil.which("node")
+            and (require_from.parent / "node_modules" / "playwright-core").exists()):
+        print("  (Model Explorer's load time not measured: needs model_explorer, chromium, node and playwright-core)")
+        return None
+    graph_id, node = build.selection()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    with open_viewer(graph, select_node=node, graph_id=graph_id, expand=build.layers_around(graph_id, node)) as v:
+        up = time.monotonic() - t0
+        cfg = {"url": v.url, "chromium": chromium, "requireFrom": str(require_from),
+               "screenshot": str(SHOTS / graph.with_suffix(".png").name), "expect": [f"id {node}"], "timeout": 300000}
+        p = subprocess.run(["node", str(ROOT / "tests" / "model_explorer_driver.mjs"), json.dumps(cfg)],
+                           capture_output=True, text=True, timeout=600)
+    seen = json.loads(p.stdout.strip().splitlines()[-1])
+    if seen.get("errors"):
+        print(f"  (Model Explorer: {seen['errors'][0][:200]})")
+    return up, seen.get("loadSeconds", float("nan")), node
+
+
 def main() -> int:
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
     if "--only-diff" in sys.argv:
         bench_diff(profile_flags("default"))
+        return 0
+    if "--only-graph" in sys.argv:
+        bench_graph(profile_flags("default"))
         return 0
     flags = profile_flags("default")
     ours(REPRO)  # warm the per-binary caches (version, flag list) like any second run
@@ -197,6 +291,7 @@ def main() -> int:
     print(f"cancel -> compile dead: median {statistics.median(deaths) * 1000:.1f} ms, max {max(deaths) * 1000:.1f} ms "
           f"(target < 100 ms); iree-compile processes left: {len(left.split())}")
     bench_diff(flags)
+    bench_graph(flags)
     return 0
 
 

@@ -62,12 +62,14 @@ def free_port() -> int:
             return port
 
 
-def viewer_url(port: int, graph_json: Path, select_node: str | None = None, graph_id: str | None = None) -> str:
+def viewer_url(port: int, graph_json: Path, select_node: str | None = None, graph_id: str | None = None,
+               expand: list[str] | None = None) -> str:
     """The page that loads `graph_json` through our adapter, `select_node` selected (in the
-    graph `graph_id`, else the first)."""
+    graph `graph_id`, else the first) and the layers `expand` (namespaces) open."""
     data: dict = {"models": [{"url": str(graph_json.resolve()), "adapterId": ADAPTER_ID}]}
-    if select_node:
-        data["uiState"] = {"paneStates": [{"deepestExpandedGroupNodeIds": [], "selectedNodeId": select_node,
+    if select_node or expand:
+        opened = [f"{ns}___group___" for ns in expand or []]  # Model Explorer's ids of layers
+        data["uiState"] = {"paneStates": [{"deepestExpandedGroupNodeIds": opened, "selectedNodeId": select_node or "",
                                            "selectedGraphId": graph_id or "", "selectedCollectionLabel": "",
                                            "widthFraction": 1, "selected": True}]}
     return f"http://{HOST}:{port}/?data={quote(json.dumps(data, separators=(',', ':')))}"
@@ -81,9 +83,10 @@ class Viewer:
     log: Path  # the server's output (stdout and stderr)
     _folder: str
 
-    def url_for(self, graph_json: Path, select_node: str | None = None, graph_id: str | None = None) -> str:
+    def url_for(self, graph_json: Path, select_node: str | None = None, graph_id: str | None = None,
+                expand: list[str] | None = None) -> str:
         """Another graph (or node) on the same server."""
-        return viewer_url(self.port, graph_json, select_node, graph_id)
+        return viewer_url(self.port, graph_json, select_node, graph_id, expand)
 
     def running(self) -> bool:
         return self.process.poll() is None
@@ -143,8 +146,9 @@ def _last_line(log: Path) -> str:
 
 
 def open_viewer(graph_json: Path, select_node: str | None = None, port: int | None = None,
-                graph_id: str | None = None, timeout: float = START_TIMEOUT) -> Viewer:
-    """Start Model Explorer's server on `graph_json` and wait until it answers."""
+                graph_id: str | None = None, timeout: float = START_TIMEOUT, expand: list[str] | None = None) -> Viewer:
+    """Start Model Explorer's server on `graph_json` (a graph JSON, or an MLIR file our adapter
+    counts) and wait until it answers; `select_node`, `graph_id`, `expand`: see `viewer_url`."""
     if not available():
         raise ViewerUnavailable(f"Model Explorer is not installed: {INSTALL_HINT}")
     graph_json = Path(graph_json)
@@ -160,7 +164,7 @@ def open_viewer(graph_json: Path, select_node: str | None = None, port: int | No
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 env=_child_env(), cwd=folder, start_new_session=True)
-    viewer = Viewer(viewer_url(port, graph_json, select_node, graph_id), port, proc, log, folder)
+    viewer = Viewer(viewer_url(port, graph_json, select_node, graph_id, expand), port, proc, log, folder)
     deadline = time.monotonic() + timeout
     try:
         while not _answers(port):

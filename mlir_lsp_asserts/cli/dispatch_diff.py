@@ -14,9 +14,10 @@ import os
 import subprocess
 import sys
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
-from ..dispatch.baselines import BaselineError, load_baseline
-from ..dispatch.compiler import CompilerError, find_compiler
+from ..dispatch.baselines import Baseline, BaselineError, load_baseline
+from ..dispatch.compiler import Compiler, CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import (
     Comparison,
@@ -55,7 +56,7 @@ def _error(msg: str) -> int:
     return 2
 
 
-def _read(path: str) -> tuple[str, bool]:
+def read_file(path: str) -> tuple[str, bool]:
     with open(path, "rb") as f:
         src = decode(f.read(), path, weights=True)  # compiled: the weights too
     return src.text, src.is_bytecode
@@ -77,36 +78,70 @@ def git_show(rev: str, path: str) -> str:
     return decode(r.stdout, weights=True).text
 
 
+def has_other_side(args) -> bool:
+    return bool(args.against or args.against_git or args.against_baseline or args.against_compiler
+                or args.against_flags is not None or args.against_profile is not None)
+
+
+def sides_error(args) -> str | None:
+    """What is wrong with the `--against*` options (which exclude each other), or None."""
+    texts = [x for x in (args.against, args.against_git, args.against_baseline or None) if x]
+    if len(texts) > 1:
+        return "--against, --against-git and --against-baseline exclude each other"
+    if args.against and len(args.paths) != 1:
+        return "--against FILE2 compares one FILE"
+    if args.against_baseline and not args.baseline:
+        return "--against-baseline needs --baseline FILE.json"
+    return None
+
+
+@dataclass
+class Sides:
+    """What both sides are compiled with (from the options): flags, compilers, a baseline."""
+
+    flags: list[str]
+    other_flags: list[str]
+    compiler: Compiler
+    other_compiler: Compiler
+    baseline: Baseline | None
+
+    def counters(self, args) -> tuple[DispatchCounter, DispatchCounter]:
+        counter = DispatchCounter(self.compiler, timeout=args.timeout, disk_cache=not args.no_cache)
+        other = (counter.sibling() if self.other_compiler.path == self.compiler.path
+                 else DispatchCounter(self.other_compiler, timeout=args.timeout, disk_cache=not args.no_cache))
+        return counter, other
+
+
+def prepare_sides(args) -> Sides:
+    """The sides' flags, compilers and baseline; raises ValueError, CompilerError, BaselineError."""
+    user = user_profiles(args)
+    flags = profile_flags(args.profile, user) + (split_flags(args.flags) if args.flags else [])
+    other_extra = args.against_flags if args.against_flags is not None else args.flags
+    other_flags = (profile_flags(args.against_profile or args.profile, user)
+                   + (split_flags(other_extra) if other_extra else []))
+    compiler = find_compiler(args.compiler)
+    other_compiler = find_compiler(args.against_compiler) if args.against_compiler else compiler
+    baseline = load_baseline(args.baseline) if args.against_baseline else None
+    return Sides(flags, other_flags, compiler, other_compiler, baseline)
+
+
 def run_dispatch_diff(args) -> int:
     fmt = args.output_format or "concise"
     if fmt not in FORMATS:
         return _error(f"--dispatch-diff prints {', '.join(FORMATS)}, not {fmt}")
     if not args.paths:
         return _error("--dispatch-diff needs a FILE")
-    texts = [x for x in (args.against, args.against_git, args.against_baseline or None) if x]
-    if len(texts) > 1:
-        return _error("--against, --against-git and --against-baseline exclude each other")
-    if not texts and not args.against_compiler and args.against_flags is None and args.against_profile is None:
+    if not has_other_side(args):
         return _error("--dispatch-diff needs the other side: --against FILE2, --against-git REV, --against-baseline, "
                       "--against-compiler PATH, --against-flags FLAGS or --against-profile NAME")
-    if args.against and len(args.paths) != 1:
-        return _error("--against FILE2 compares one FILE")
-    if args.against_baseline and not args.baseline:
-        return _error("--against-baseline needs --baseline FILE.json")
+    if (bad := sides_error(args)) is not None:
+        return _error(bad)
     try:
-        user = user_profiles(args)
-        flags = profile_flags(args.profile, user) + (split_flags(args.flags) if args.flags else [])
-        other_extra = args.against_flags if args.against_flags is not None else args.flags
-        other_flags = (profile_flags(args.against_profile or args.profile, user)
-                       + (split_flags(other_extra) if other_extra else []))
-        compiler = find_compiler(args.compiler)
-        other_compiler = find_compiler(args.against_compiler) if args.against_compiler else compiler
-        baseline = load_baseline(args.baseline) if args.against_baseline else None
+        sides = prepare_sides(args)
     except (ValueError, CompilerError, BaselineError) as e:
         return _error(str(e))
-    counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
-    other_counter = (counter.sibling() if other_compiler.path == compiler.path
-                     else DispatchCounter(other_compiler, timeout=args.timeout, disk_cache=not args.no_cache))
+    flags, other_flags, baseline = sides.flags, sides.other_flags, sides.baseline
+    counter, other_counter = sides.counters(args)
     workers = 2 if (args.jobs or os.cpu_count() or 1) > 1 else 1
     results, errors = [], 0
     for path in args.paths:
@@ -137,7 +172,7 @@ def run_dispatch_diff(args) -> int:
     return 1 if any(r.delta > 0 for r in results) and not args.exit_zero else 0
 
 
-def _label(args, compiler, other_compiler) -> str:
+def other_label(args, compiler, other_compiler) -> str:
     parts = []
     if args.against:
         parts.append(args.against)
@@ -155,8 +190,8 @@ def _label(args, compiler, other_compiler) -> str:
 
 
 def _one(args, path, flags, other_flags, counter, other_counter, baseline, workers) -> Comparison:
-    text, is_bytecode = _read(path)
-    label = _label(args, counter.compiler, other_counter.compiler)
+    text, is_bytecode = read_file(path)
+    label = other_label(args, counter.compiler, other_counter.compiler)
     other_profile = args.against_profile or args.profile
     if baseline is not None:
         cur = compiled_side(counter, "current", path, text, flags, args.profile,
@@ -166,16 +201,10 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
             raise BaselineError(f"{args.baseline} stores no attribution for {path} with profile {args.profile!r} "
                                 "(write it with --dispatch-count --update-baseline)")
         return got[0]
-    if args.against:
-        other_text, other_bc = _read(args.against)
-        other_path, other_input = args.against, None if other_bc else args.against
-    elif args.against_git:
-        other_text, other_path, other_input = git_show(args.against_git, path), f"{args.against_git}:{path}", None
-    else:
-        other_text, other_path, other_input = text, path, None if is_bytecode else path
+    other_text, other_path, other_input = other_file(args, path, text, is_bytecode)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        fc = pool.submit(_side, counter, "current", path, text, flags, args.profile, None if is_bytecode else path)
-        fo = pool.submit(_side, other_counter, label, other_path, other_text, other_flags, other_profile, other_input)
+        fc = pool.submit(side_of, counter, "current", path, text, flags, args.profile, None if is_bytecode else path)
+        fo = pool.submit(side_of, other_counter, label, other_path, other_text, other_flags, other_profile, other_input)
         try:
             done, _ = wait((fc, fo), return_when=FIRST_EXCEPTION)
             failed = next((e for e in (f.exception() for f in (fc, fo) if f in done) if e is not None), None)
@@ -193,7 +222,17 @@ def _one(args, path, flags, other_flags, counter, other_counter, baseline, worke
     return diff(cur, other)
 
 
-def _side(counter, label, path, text, flags, profile, input_path):
+def other_file(args, path: str, text: str, is_bytecode: bool) -> tuple[str, str, str | None]:
+    """(text, path, input_path) of the other side's file: FILE2, FILE at a git revision, or FILE."""
+    if args.against:
+        other_text, other_bc = read_file(args.against)
+        return other_text, args.against, None if other_bc else args.against
+    if args.against_git:
+        return git_show(args.against_git, path), f"{args.against_git}:{path}", None
+    return text, path, None if is_bytecode else path
+
+
+def side_of(counter, label, path, text, flags, profile, input_path):
     """One side's compile; a failure says which side it is (`the other side (LABEL)`)."""
     try:
         return compiled_side(counter, label, path, text, flags, profile, input_path=input_path)

@@ -2,6 +2,7 @@
 
     mlir-lsp --check [options] PATH...     check files (CI mode)
     mlir-lsp [--stdio | --tcp HOST:PORT]   run the language server
+    mlir-lsp --dispatch-graph FILE [-o G.json | --open]   the dispatches as a Model Explorer graph
 """
 
 from __future__ import annotations
@@ -67,10 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    from . import dispatch, dispatch_diff
+    from . import dispatch, dispatch_diff, dispatch_graph
 
     dispatch.add_arguments(p)
     dispatch_diff.add_arguments(p)
+    dispatch_graph.add_arguments(p)
     return p
 
 
@@ -101,6 +103,10 @@ def run(argv: list[str] | None) -> int:
         from .dispatch import run_list_profiles
 
         return run_list_profiles(args)
+    if args.dispatch_graph:
+        from .dispatch_graph import run_dispatch_graph
+
+        return run_dispatch_graph(args)
     if args.dispatch_diff:
         from .dispatch_diff import run_dispatch_diff
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from .attribution import _op_end
 
-_HEADER = re.compile(r"^  (?:util\.func|func\.func|util\.initializer)\b", re.M)
+_HEADER = re.compile(r"\n  (?:util\.func|func\.func|util\.initializer)\b")  # a literal first: a fast scan
+_WORKGROUPS = re.compile(r"\n[ \t]*(?:%[^=\n]*= )?(flow\.dispatch\.workgroups)(?=[\[( {])")
 _DEF = re.compile(r"^[ \t]*(%[\w$.\-]+(?::\d+)?(?:, %[\w$.\-]+(?::\d+)?)*) = \"?([\w$.]+)\"?(.*)$", re.M)
 _STORE = re.compile(r"^[ \t]*util\.global\.store (%[\w$.\-#]+), @([\w$.\-]+|\"[^\"]*\")", re.M)
 _GLOBAL = re.compile(r"(?: immutable)? @([\w$.\-]+|\"[^\"]*\")")
@@ -66,16 +67,24 @@ def _body(ir: str, pos: int, end: int) -> tuple[list[str], int]:
     stop = ir.find("\n" + " " * indent + "} count(", pos, end)
     body = ir[pos:end if stop == -1 else stop]
     ops = []
-    for m in re.finditer(rf"^ {{{indent + 2}}}(?! )(.*)$", body, re.M):
-        op = _OP_NAME.match(m.group(1))
-        if op and op.group(1) not in _PLUMBING:
-            ops.append(op.group(1))
+    lead = " " * (indent + 2)
+    for line in body.split("\n"):
+        if line.startswith(lead) and line[indent + 2:indent + 3] != " ":
+            op = _OP_NAME.match(line, indent + 2)
+            if op and op.group(1) not in _PLUMBING:
+                ops.append(op.group(1))
     return ops, body.count("cf.assert ")
 
 
-def dispatch_flows(ir: str, ops: list[tuple[str, int]]) -> DataFlow:
-    """The flows between the dispatches `ops` (as `count.workgroups_ops` gives them) of `ir`."""
-    headers = [m.start() for m in _HEADER.finditer(ir)]
+def dispatch_positions(ir: str) -> list[int]:
+    """The offsets of the `flow.dispatch.workgroups` ops of compiler output, in order (what
+    `count.workgroups_ops` finds, without reading the functions' structure)."""
+    return [m.start(1) for m in _WORKGROUPS.finditer(ir)]
+
+
+def dispatch_flows(ir: str, positions: list[int]) -> DataFlow:
+    """The flows between the dispatches at `positions` (`dispatch_positions`) of `ir`."""
+    headers = [m.start() + 1 for m in _HEADER.finditer(ir)]
 
     def scope(pos: int) -> int:
         return bisect.bisect_right(headers, pos)
@@ -85,7 +94,7 @@ def dispatch_flows(ir: str, ops: list[tuple[str, int]]) -> DataFlow:
     # (scope, value name) -> ("d", dispatch, output or None) or ("op", operand values, globals)
     defs: dict[tuple[int, str], tuple] = {}
     operands: list[list[tuple[str, int]]] = []
-    for i, (_key, pos) in enumerate(ops):
+    for i, pos in enumerate(positions):
         line_start = ir.rfind("\n", 0, pos) + 1
         end = _op_end(ir, pos)
         spans.append((line_start, end))
@@ -155,7 +164,7 @@ def dispatch_flows(ir: str, ops: list[tuple[str, int]]) -> DataFlow:
 
     seen = set()
     for t, values in enumerate(operands):
-        s = scope(ops[t][1])
+        s = scope(positions[t])
         for j, (name, k) in enumerate(values):
             for src, o in sorted(producers(("v", s, name, k))):
                 if src != t and (src, o, t, j) not in seen:

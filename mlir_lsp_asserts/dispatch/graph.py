@@ -17,7 +17,8 @@ holds (rule codes and lines), its marks and, against another side, the cause the
 Layers (`namespace`): the function, or `initializers`; a function of many dispatches is cut
 into regions of consecutive source lines. Marks, each a style and a `marks` attribute:
 
-    holds-assert             the dispatch holds a flagged cf.assert (MLA001 ...)
+    holds-assert             the dispatch holds a cf.assert: a flagged one of the source (MLA001
+                             ...), or one its compiled body keeps (torch ops lower to some)
     only-because-of-asserts  no counterpart in the what-if compile (the asserts fixed)
     new / gone               only this side has it / only the other side has it (`--against*`)
 
@@ -34,20 +35,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .cache import write_new_or_atomic
-from .count import DispatchCounter, workgroups_ops
-from .dataflow import dispatch_flows
+from .count import DispatchCounter
+from .dataflow import dispatch_flows, dispatch_positions
 from .diff import Comparison, Side, causes_text, diff
 from .flags import profile_flags
 from .preview import Preview, preview
 from .results import Dispatch
 
 MARKS = ("new", "gone", "only-because-of-asserts", "holds-assert")
-MARK_TEXT = {
-    "new": "new: only this side has it",
-    "gone": "gone: only the other side has it",
-    "only-because-of-asserts": "exists only because of asserts (no counterpart in the what-if compile)",
-    "holds-assert": "holds a flagged cf.assert",
-}
 # The first mark of a node (in MARKS order) gives its style.
 STYLES = {
     "new": {"backgroundColor": "#ffcdd2", "borderColor": "#c62828", "hoveredBorderColor": "#8e0000"},
@@ -57,7 +52,7 @@ STYLES = {
     "holds-assert": {"backgroundColor": "#fff8e1", "borderColor": "#d32f2f", "hoveredBorderColor": "#9a0007"},
 }
 LEGEND = ("red: new (only this side); grey: gone (only the other side); orange: exists only because of "
-          "asserts (what-if); red border: holds a flagged cf.assert")
+          "asserts (what-if); red border: holds a cf.assert")
 REGION_ABOVE = 64  # a layer of more dispatches than this is cut into regions of source lines
 REGION_SIZE = 40
 SOURCES_SHOWN = 40
@@ -89,6 +84,22 @@ class GraphBuild:
                 return self.graph_of(mark), self.marked[mark][0]
         return None
 
+    def layers_around(self, graph_id: str, node_id: str, most: int = 8) -> list[str]:
+        """The layers (namespaces) of a node and of the nodes it feeds and is fed by: the ones to
+        open so that its edges show."""
+        graph = next((g for g in self.collection["graphs"] if g["id"] == graph_id), None)
+        if graph is None:
+            return []
+        by_id = {n["id"]: n for n in graph["nodes"]}
+        node = by_id.get(node_id)
+        if node is None:
+            return []
+        near = [node["namespace"], *(by_id[e["sourceNodeId"]]["namespace"] for e in node["incomingEdges"]
+                                     if e["sourceNodeId"] in by_id)]
+        near += [n["namespace"] for n in graph["nodes"]
+                 if any(e["sourceNodeId"] == node_id for e in n["incomingEdges"])]
+        return [ns for ns in dict.fromkeys(near) if ns][:most]
+
     def json_bytes(self) -> bytes:
         return json.dumps(self.collection, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -107,6 +118,10 @@ def graph_for_text(text: str, path: str, *, counter: DispatchCounter, profile: s
     compiler's), the dispatches only one side has. Every compile is the count's own (cached);
     the dispatch-creation output they keep gives the edges. Raises CompilerError, ValueError."""
     flags = list(flags) if flags is not None else profile_flags(profile)
+    other_ir = None
+    if against is not None and against.lines is not None:  # taken first: memory keeps the last two outputs
+        other_ir, _ = (against_counter or counter).dispatch_ir("\n".join(against.lines), against.flags,
+                                                               attribution=True)
     pv = preview(counter, path, text, profile, flags, what_if=what_if_mode, attribution=True,
                  input_path=input_path, parallel=parallel)
     t0 = time.monotonic()
@@ -126,11 +141,10 @@ def graph_for_text(text: str, path: str, *, counter: DispatchCounter, profile: s
         causes.update({c.name: causes_text(c) for c in comparison.new or []})
     name = os.path.basename(path)
     graph_ids = [name if against is None else f"{name} (this side)"]
-    graphs = [_graph(graph_ids[0], current, ir, extra, causes, marks, _summary(pv, comparison))]
+    torch_asserts = {a.line: "MLA004" for a in pv.assert_sources}
+    graphs = [_graph(graph_ids[0], current, ir, extra, causes, marks, _summary(pv, comparison), torch_asserts)]
     marked_graph: dict[str, str] = {}
-    if comparison is not None and against is not None and against.lines is not None:
-        other_ir, _ = (against_counter or counter).dispatch_ir("\n".join(against.lines), against.flags,
-                                                               attribution=True)
+    if comparison is not None and against is not None and other_ir is not None:
         gone = {c.name: causes_text(c) for c in comparison.gone or []}
         graph_ids.append(f"{against.label} (other side)")
         marked_graph["gone"] = graph_ids[1]
@@ -189,8 +203,7 @@ def _ops_text(ops: list[str]) -> str:
     return ", ".join(op if n == 1 else f"{op} x{n}" for op, n in counts.items()) or "-"
 
 
-def _findings_text(side: Side, lines: list[int]) -> str:
-    flagged, _ = side.asserts()
+def _findings_text(flagged: dict[int, str], lines: list[int]) -> str:
     by_code: dict[str, list[int]] = {}
     for ln in lines:
         by_code.setdefault(flagged.get(ln, "?"), []).append(ln)
@@ -199,9 +212,12 @@ def _findings_text(side: Side, lines: list[int]) -> str:
 
 
 def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], causes: dict[str, str],
-           marks: dict[str, list[str]], summary: dict[str, str]) -> dict:
-    """One side's graph; the ids of its marked nodes appended to `marks`."""
-    ops = workgroups_ops(ir)
+           marks: dict[str, list[str]], summary: dict[str, str], torch_asserts: dict[int, str] | None = None) -> dict:
+    """One side's graph; the ids of its marked nodes appended to `marks`. `torch_asserts`:
+    source lines of torch ops that lower to asserts (MLA004, found by the what-if)."""
+    torch_asserts = torch_asserts or {}
+    flagged = {**side.asserts()[0], **torch_asserts}
+    ops = dispatch_positions(ir)
     flow = dispatch_flows(ir, ops)
     ds = side.dispatches
     names = [d.name for d in ds]
@@ -214,29 +230,35 @@ def _graph(graph_id: str, side: Side, ir: str, extra: dict[str, set[str]], cause
                                                       "targetNodeInputId": str(f.input)})
             feeds.setdefault(f.source, []).append(names[f.target])
     spaces = _regions(ds)
-    file = side.path
+    file, short = side.path, os.path.basename(side.path)
     nodes = []
     groups: dict[str, dict[str, str]] = {"": summary}
     for i, d in enumerate(ds):
-        held = side.held_asserts(d)
-        body = flow.ops[i] if i < len(flow.ops) and len(ops) == len(ds) else []
+        same_ir = i < len(flow.ops) and len(ops) == len(ds)
+        body = flow.ops[i] if same_ir else []
+        compiled_asserts = flow.asserts[i] if same_ir else 0  # also those torch ops lowered to
+        root = d.location
+        lowered = (compiled_asserts or root and root.line in torch_asserts) and torch_asserts
+        held = sorted(set(side.held_asserts(d)) | ({s.line for s in d.sources if s.line in torch_asserts}
+                                                   if lowered else set()))
         node_marks = [m for m in MARKS if d.name in extra.get(m, ())]
-        if held and "holds-assert" not in node_marks:
+        if (held or compiled_asserts) and "holds-assert" not in node_marks:
             node_marks.append("holds-assert")
         for m in node_marks:
             marks[m].append(d.name)
-        root = d.location
         attrs = [("dispatch", d.name), ("function", d.function),
-                 ("root op", f"{file}:{root.line}:{root.column} {root.op}" if root else "not in the file"),
+                 ("root op", f"{short}:{root.line}:{root.column} {root.op}" if root else "not in the file"),
                  ("location", f"{file}:{root.line}" if root else file)]
         shown = d.sources[:SOURCES_SHOWN]
-        src = "\n".join(f"{file}:{s.line} {s.op}" for s in shown)
+        src = "\n".join(f"{short}:{s.line} {s.op}" for s in shown)
         if len(d.sources) > len(shown):
             src += f"\n... {len(d.sources) - len(shown)} more"
         attrs.append(("source lines", src or "none in the file"))
         attrs.append(("ops", _ops_text(body)))
         if held:
-            attrs.append(("findings", _findings_text(side, held)))
+            attrs.append(("findings", _findings_text(flagged, held)))
+        if compiled_asserts:
+            attrs.append(("cf.assert in the dispatch", str(compiled_asserts)))
         if node_marks:
             attrs.append(("marks", ", ".join(node_marks)))
         if d.name in causes:

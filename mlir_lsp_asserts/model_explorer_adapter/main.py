@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from model_explorer import Adapter, AdapterMetadata
+from model_explorer import Adapter, AdapterMetadata, extension_manager
 from model_explorer.graph_builder import GraphCollection
 
 from ..config import settings_for
@@ -52,3 +52,22 @@ def graph_of_file(path: str) -> dict:
     build = graph_for_text(src.text, path, counter=counter, profile=profile, flags=profile_flags(profile, user),
                            input_path=None if src.is_bytecode else path)
     return build.collection
+
+
+def _first_for_mlir() -> None:
+    """Loading this extension asks for it: make it the adapter a `.mlir` / `.mlirbc` file opens
+    with. The web app takes the first adapter listed for a file's ending, and Model Explorer's
+    own MLIR adapter, listed before any extension, reads no IREE dialects (its "Error")."""
+    cls = getattr(extension_manager, "ExtensionManager", None)
+    listing = getattr(cls, "get_extensions_metadata", None)
+    if listing is None or getattr(listing, "mlir_lsp_first", False):
+        return
+
+    def get_extensions_metadata(self) -> list:
+        return sorted(listing(self), key=lambda ext: ext.get("id") != ADAPTER_ID)  # stable: the rest keep order
+
+    get_extensions_metadata.mlir_lsp_first = True  # type: ignore[attr-defined]
+    cls.get_extensions_metadata = get_extensions_metadata  # type: ignore[union-attr]
+
+
+_first_for_mlir()
