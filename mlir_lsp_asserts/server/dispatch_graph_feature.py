@@ -104,7 +104,8 @@ def show_dispatch_graph(ls: MlirLspServer, params: Any) -> dict:
         build.write(str(graph))
         select = _selected(build, args.get("select"), args.get("line"))
         progress.report("starting Model Explorer", 80)
-        url = state.show(graph, select, build.graph_ids[0])
+        graph_id = build.graph_ids[0]
+        url = state.show(graph, select, graph_id, build.layers_around(graph_id, select) if select else None)
     except ViewerUnavailable as e:
         return _error(ls, str(e))
     except (CompilerError, ValueError, OSError) as e:

@@ -32,19 +32,19 @@ class GraphViewerState:
         stem = Path(uri.rsplit("/", 1)[-1]).stem or "document"
         return folder / f"{stem}-{hashlib.sha1(uri.encode()).hexdigest()[:10]}.json"
 
-    def show(self, graph: Path, select: str | None, graph_id: str | None) -> str:
-        """The URL of `graph` (`select` selected in the graph `graph_id`) on the server's viewer,
-        started on the first call (and again if it died): one Model Explorer serves every graph
-        file, read on each page load."""
+    def show(self, graph: Path, select: str | None, graph_id: str | None, expand: list[str] | None = None) -> str:
+        """The URL of `graph` (`select` selected in the graph `graph_id`, the layers `expand`
+        open) on the server's viewer, started on the first call (and again if it died): one
+        Model Explorer serves every graph file, read on each page load."""
         with self.lock:
             if self.stopped:
                 raise ViewerUnavailable("the server is shutting down")
             if self.viewer is not None and self.viewer.running():
-                return self.viewer.url_for(graph, select, graph_id)
+                return self.viewer.url_for(graph, select, graph_id, expand)
             if self.viewer is not None:
                 self.viewer.stop()  # died: what it started goes too
             self.viewer = None
-            self.viewer = open_viewer(graph, select_node=select, graph_id=graph_id)
+            self.viewer = open_viewer(graph, select_node=select, graph_id=graph_id, expand=expand)
             return self.viewer.url
 
     def stop(self) -> None:
