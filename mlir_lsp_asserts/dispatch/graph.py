@@ -176,9 +176,17 @@ def _layer(function: str) -> str:
     return function.lstrip("@").strip('"').replace("/", "_") or "module"
 
 
+def _line_of(d: Dispatch) -> int | None:
+    """Where a dispatch sits in the source: its root op's line, else its first op's."""
+    if d.location is not None:
+        return d.location.line
+    return d.sources[0].line if d.sources else None
+
+
 def _regions(dispatches: list[Dispatch]) -> list[str]:
     """Each dispatch's namespace: its layer, and in a layer of many dispatches a region of
-    consecutive ones named by the source lines they span."""
+    consecutive ones in source order (hoisted initializers come in no order), named by the
+    lines their root ops span."""
     by_layer: dict[str, list[int]] = {}
     for i, d in enumerate(dispatches):
         by_layer.setdefault(_layer(d.function), []).append(i)
@@ -188,13 +196,16 @@ def _regions(dispatches: list[Dispatch]) -> list[str]:
             for i in idx:
                 out[i] = layer
             continue
-        for k in range(0, len(idx), REGION_SIZE):
-            chunk = idx[k:k + REGION_SIZE]
-            lines = [s.line for i in chunk for s in dispatches[i].sources]
-            region = (f"lines {min(lines)}-{max(lines)}" if lines
-                      else f"dispatches {k}-{k + len(chunk) - 1}")
+        at = {i: _line_of(dispatches[i]) for i in idx}
+        placed = sorted((i for i in idx if at[i] is not None), key=lambda i: at[i] or 0)
+        for k in range(0, len(placed), REGION_SIZE):
+            chunk = placed[k:k + REGION_SIZE]
+            region = f"lines {at[chunk[0]]}-{at[chunk[-1]]}"
             for i in chunk:
                 out[i] = f"{layer}/{region}"
+        for i in idx:
+            if at[i] is None:
+                out[i] = f"{layer}/not in the file"
     return out
 
 
