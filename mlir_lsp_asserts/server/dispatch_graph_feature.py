@@ -109,7 +109,9 @@ def show_dispatch_graph(ls: MlirLspServer, params: Any) -> dict:
     except ViewerUnavailable as e:
         return _error(ls, str(e))
     except (CompilerError, ValueError, OSError) as e:
-        return _error(ls, "cancelled" if str(e) == "cancelled" else f"dispatch graph: {e}")
+        if str(e) == "cancelled":  # asked again for this document, or the server is stopping: no message
+            return {"error": "cancelled"}
+        return _error(ls, f"dispatch graph: {e}")
     finally:
         progress.end()
         with state.lock:

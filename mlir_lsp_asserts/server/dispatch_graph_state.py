@@ -26,6 +26,8 @@ class GraphViewerState:
     def graph_file(self, uri: str) -> Path:
         """The graph JSON of one document, in the server's temporary folder."""
         with self.lock:
+            if self.stopped:
+                raise ViewerUnavailable("the server is shutting down")
             if self.folder is None:
                 self.folder = Path(tempfile.mkdtemp(prefix="mlir-lsp-graphs-"))
             folder = self.folder
