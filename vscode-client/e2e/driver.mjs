@@ -332,6 +332,7 @@ async function dispatchGraphScenario() {
   const notice = page.locator(".notifications-toasts .notification-list-item", { hasText: "dispatch graph of" }).first();
   await notice.waitFor({ timeout: 30000 }).catch(() => {});
   seen.graphNotice = (await notice.innerText().catch(() => "")).replace(/\s+/g, " ");
+  await shot(page, "1-vscode-show-dispatch-graph");
   // 3. Model Explorer shows the graph with the assert's dispatch selected (its side panel).
   for (const t = Date.now(); Date.now() - t < 120000; await page.waitForTimeout(500)) {
     seen.graphText = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
@@ -361,7 +362,6 @@ async function dispatchGraphScenario() {
     seen.graphTextAfterClick = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
     await shot(page, "3-node-clicked");
   }
-  await shot(page, "1-vscode-show-dispatch-graph");
 }
 
 const SCENARIOS = { bigFile: bigFileScenario, dispatchGraph: dispatchGraphScenario };
