@@ -32,6 +32,18 @@ function Steps()
   log("fix_all_command", vim.fn.exists(":MlirFixAll") == 2)
   local first = diags[1]
   for _, d in ipairs(diags) do if d.lnum < first.lnum then first = d end end
+  -- :MlirDispatchGraph on the second gather's first assert (line 29): the server asks Neovim to
+  -- open the viewer's URL (window/showDocument -> vim.ui.open, recorded here, not opened).
+  local opened, notes = {}, {}
+  vim.ui.open = function(uri) opened[#opened + 1] = uri; return nil, "recorded by the test" end
+  local notify = vim.notify
+  vim.notify = function(msg, level) notes[#notes + 1] = msg; return notify(msg, level) end
+  vim.api.nvim_win_set_cursor(0, { 29, 4 })
+  vim.cmd("MlirDispatchGraph")
+  vim.wait(60000, function() return #opened > 0 and #notes > 0 end, 100)
+  log("graph_opened", opened[1] or "")
+  log("graph_notice", notes[#notes] or "")
+  vim.notify = notify
   vim.api.nvim_win_set_cursor(0, { first.lnum + 1, first.col })
   local applied = false
   vim.lsp.buf.code_action({

@@ -36,7 +36,7 @@ async def lsp_server(tmp: Path, *, command=None, env=None, options=None, folders
     cmd = command or SERVER
     await lsp.start_io(cmd[0], *cmd[1:], env=full_env)
     wf = [types.WorkspaceFolder(uri=Path(f).as_uri(), name=Path(f).name) for f in folders]
-    await lsp.initialize_session(types.InitializeParams(
+    lsp.initialize_result = await lsp.initialize_session(types.InitializeParams(  # type: ignore[attr-defined]
         capabilities=client_capabilities(client), initialization_options=options,
         workspace_folders=wf or None, root_uri=wf[0].uri if wf else None))
     lsp.shown = lsp.messages  # type: ignore[attr-defined]  (window/showMessage, recorded by pytest-lsp)

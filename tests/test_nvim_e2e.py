@@ -53,6 +53,10 @@ def test_neovim_diagnostics_quick_fix_write_and_stop(tmp_path, form):
     assert got["diagnostics_on_open"] == "4"
     assert got["severities_on_open"] == "ERROR,ERROR,ERROR,ERROR"  # the setting arrived
     assert got["fix_all_command"] == "true"  # on_attach ran
+    # :MlirDispatchGraph: Model Explorer on the graph, the dispatch of line 29's assert selected
+    assert got["graph_opened"].startswith("http://127.0.0.1:"), got
+    assert "selectedNodeId%22%3A%22_initializer_1_dispatch_0" in got["graph_opened"], got["graph_opened"]
+    assert got["graph_notice"].startswith("mlir-lsp: dispatch graph (4 dispatches): http://127.0.0.1:"), got
     assert got["applied"] == "true"
     assert got["diagnostics_after_fix"] == "2"
     assert got["severities_after_fix"] == "ERROR,ERROR"

@@ -7,6 +7,7 @@ missing piece fails the test instead of skipping it. Screenshots go to tests/art
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -31,6 +32,7 @@ ARTIFACTS = REPO / "tests" / "artifacts" / "vscode"
 SERVER = Path(sys.executable).parent / "mlir-lsp"
 
 pytestmark = [pytest.mark.slow, pytest.mark.vscode]
+COUNT_LENS = "4 dispatches (default), 3 with the asserts removed (-1) | show dispatch graph"  # the repro's top line
 
 
 def require(need: dict[str, Path]) -> None:
@@ -190,7 +192,8 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert "4 dispatches" in bar and "what-if 3" in bar and "-1" in bar, bar
     # The code lens at the top of the file says the same once the count finishes, with nobody
     # touching the document (the server's workspace/codeLens/refresh), not "count dispatches".
-    assert "4 dispatches (default), 3 with the asserts removed (-1)" in seen["codeLenses"], seen["codeLenses"]
+    # (lenses on one line show as one text: the count, then "show dispatch graph")
+    assert COUNT_LENS in seen["codeLenses"], seen["codeLenses"]
     assert not any("count dispatches" in lens for lens in seen["codeLenses"]), seen["codeLenses"]
     # The dispatch-creation IR in a read-only editor (or, while the server has no such request,
     # the server's own error message), and the bytecode file as text.
@@ -206,7 +209,7 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     assert any("count dispatches" in lens for lens in seen["lensesBeforeCount"]), seen["lensesBeforeCount"]
     assert "4 dispatches" in seen["statusBarOnRequest"], seen["statusBarOnRequest"]
     lenses = seen["lensesAfterCount"]
-    assert "4 dispatches (default), 3 with the asserts removed (-1)" in lenses, lenses
+    assert COUNT_LENS in lenses, lenses
     assert not any("count dispatches" in lens for lens in seen["lensesAfterCount"]), seen["lensesAfterCount"]
     assert exthost, "no mlir-lsp output channel log"
     starts = [ln for ln in exthost[0].read_text().splitlines() if ln.startswith("[server] /")]
@@ -266,3 +269,46 @@ def test_vscode_file_above_the_sync_limit(tools, tmp_path):
                  "4-big-file-changed-on-disk", "5-auto-max-megabytes"):
         assert (ARTIFACTS.with_name("vscode-big-file") / f"{name}.png").stat().st_size > 10_000
     print(f"vscode end to end, file above the sync limit: {time.monotonic() - t_start:.1f} s")
+
+
+def test_vscode_show_dispatch_graph(tools, tmp_path):
+    """"mlir-lsp: Show dispatch graph" on the repro, the cursor on its first cf.assert: the server
+    builds the graph and starts Model Explorer, the extension shows it (here in a tab: see below)
+    with the assert's dispatch selected; selecting a node moves the cursor to its source line;
+    the viewer is gone with code-server."""
+    t_start = time.monotonic()
+    if importlib.util.find_spec("model_explorer") is None:
+        missing = "missing: Model Explorer (pip install 'mlir-lsp[graph]')"
+        pytest.fail(missing) if os.environ.get("CI") else pytest.skip(missing)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    repro = ws / REPRO.name
+    shutil.copyfile(REPRO, repro)
+    artifacts = ARTIFACTS.with_name("vscode-dispatch-graph")
+    seen, _ = drive(tmp_path, ws, artifacts, {"mlirLsp.workspace.watch": False},
+                    {"scenario": "dispatchGraph", "repro": str(repro), "assertLine": 29,
+                     "assertDispatch": "_initializer_1_dispatch_0", "fedDispatch": "main_dispatch_1",
+                     "fedLabel": "arith.mulf"})
+
+    assert COUNT_LENS in seen["graphLenses"], seen["graphLenses"]
+    assert seen["graphStatus"] == 200 and seen["graphUrl"].startswith("http"), seen
+    assert seen["graphTitle"] == "Model Explorer", seen["graphTitle"]
+    assert "_initializer_1_dispatch_0" in seen["graphText"] and "MLA001" in seen["graphText"], seen["graphText"]
+    assert "dispatch graph of hoisted_gather.mlir: 4 dispatches" in seen["graphNotice"], seen["graphNotice"]
+    # code-server maps 127.0.0.1:PORT to its path proxy (/proxy/PORT/), under which Model Explorer
+    # cannot run: the extension showed the viewer's own URL in a tab (a frame of VS Code's page).
+    assert seen["graphIn"] == "frame", seen["graphIn"]
+    # Model Explorer told the tab which node is selected: the cursor went to its root op (line 24,
+    # the hoisted gather's linalg.generic), and to line 36 (arith.mulf) for the node selected next.
+    assert seen["cursor"] == "Ln 24, Col 1", seen["cursor"]
+    assert seen["cursorAfterClick"] == "Ln 36, Col 1", (seen["cursorAfterClick"], seen.get("clickError"))
+    for name in ("1-vscode-show-dispatch-graph", "2-model-explorer", "3-node-clicked"):
+        assert (artifacts / f"{name}.png").stat().st_size > 10_000
+    # code-server stopped (with it the server): its Model Explorer is gone too.
+    (viewer,) = seen["viewerPids"]
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{viewer}").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not Path(f"/proc/{viewer}").exists(), f"Model Explorer (pid {viewer}) outlived code-server"
+    print(f"vscode end to end, dispatch graph: {time.monotonic() - t_start:.1f} s")
+

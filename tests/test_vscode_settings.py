@@ -9,7 +9,7 @@ import re
 
 from conftest import REPO, run_cli
 
-CLIENT_ONLY = ("server.", "trace.", "statusBar.", "bytecode.")
+CLIENT_ONLY = ("server.", "trace.", "statusBar.", "bytecode.", "dispatchGraph.")
 LEAF_TABLES = ("severity", "profiles")  # free-form objects: one setting each
 
 

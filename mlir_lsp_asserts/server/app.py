@@ -10,6 +10,7 @@
     tokens_feature         semantic tokens
     parser_feature         the real IREE parser's diagnostics, in the background
     dispatch_feature       dispatch counts (code lens, request, command)
+    dispatch_graph_feature mlirLsp.showDispatchGraph: the dispatch graph in Model Explorer
     workspace_feature      files that are not open: watched on disk, checked, published
     bytecode_feature       mlirLsp/bytecodeToText
     disk_files_feature     files the client never syncs (VS Code: above 50 MB), checked and fixed on disk
@@ -33,12 +34,14 @@ from . import (
     code_actions_feature,
     disk_files_feature,
     dispatch_feature,
+    dispatch_graph_feature,
     lifecycle,
     navigation_feature,
     publishing,
     sync_feature,
     tokens_feature,
 )
+from .dispatch_graph_state import GraphViewerState
 from .dispatch_state import DispatchState
 from .open_documents import OpenDocument, Snapshot, Stamp
 from .options import ServerOptions
@@ -63,6 +66,7 @@ class MlirLspServer(LanguageServer):
         self.documents: dict[str, OpenDocument] = {}
         self.parser_diagnostics = ParserDiagnostics()
         self.dispatch = DispatchState()
+        self.dispatch_graph = GraphViewerState()  # the one Model Explorer viewer (dispatch_graph_feature)
         self.watch = WorkspaceWatch()
         self.event_loop = None
         self.pulled: set[str] = set()  # documents whose diagnostics the client pulls
@@ -118,11 +122,12 @@ class MlirLspServer(LanguageServer):
 
 server = MlirLspServer()
 for feature in (lifecycle, sync_feature, publishing, code_actions_feature, navigation_feature, tokens_feature,
-                dispatch_feature, bytecode_feature, disk_files_feature):
+                dispatch_feature, dispatch_graph_feature, bytecode_feature, disk_files_feature):
     feature.setup(server)
 
 
 def run_server(tcp: str | None = None) -> int:
+    lifecycle.stop_on_signals(server)
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")

@@ -40,6 +40,8 @@ DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
 DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR"
 DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR"
+DISPATCH_GRAPH_COMMAND = "mlirLsp.showDispatchGraph"  # dispatch_graph_feature.py
+GRAPH_LENS = "show dispatch graph"
 
 
 class OpenText(NamedTuple):
@@ -64,7 +66,7 @@ def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
     return OpenText(snap.version, snap.source, snap.path or uri, snap.opened)
 
 
-def _flags(ls: MlirLspServer) -> list[str]:
+def dispatch_flags(ls: MlirLspServer) -> list[str]:
     opts = ls.options.dispatch
     return profile_flags(opts.profile, dict(ls.settings.profiles)) + list(opts.extra_flags)
 
@@ -118,7 +120,7 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     try:
         own = state.counter_for(opts)
         state.running[uri] = own
-        flags = _flags(ls)
+        flags = dispatch_flags(ls)
         progress.begin()
         pv = preview(own, path, text, opts.profile, flags, what_if=opts.what_if, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
@@ -286,6 +288,9 @@ def setup(server: MlirLspServer) -> None:
         else:
             title = f"mlir-lsp: count dispatches (iree-compile, {ls.options.dispatch.profile})"
         out = [types.CodeLens(range=top, command=types.Command(title=title, command=DISPATCH_COMMAND, arguments=[uri]))]
+        if cached and cached[0][0] == stamp[0] and cached[1].preview is not None:  # a count of this opening
+            out.append(types.CodeLens(range=top, command=types.Command(
+                title=GRAPH_LENS, command=DISPATCH_GRAPH_COMMAND, arguments=[{"uri": uri}])))
         if extra and extra[0] == stamp:
             for line, text in extra[1]:
                 rng = types.Range(types.Position(line, 0), types.Position(line, 0))
@@ -306,7 +311,7 @@ def dispatch_ir(ls: MlirLspServer, uri: str | None) -> dict:
     opts = ls.options.dispatch
     try:
         counter = ls.dispatch.counter_for(opts)
-        rep = counter.prepare_flags(_flags(ls))
+        rep = counter.prepare_flags(dispatch_flags(ls))
         ir, path = counter.dispatch_ir(got.text, rep.flags, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         return {"text": "", "path": None, "error": str(e)}

@@ -134,13 +134,31 @@ def _exit_with_client(ls, pid: int) -> None:
 
 
 def stop_background(ls) -> None:
-    """Kill every child we started (compiles, real-parser runs) and stop the watcher: no
-    process outlives the server, whichever way it ends."""
+    """Kill every child we started (compiles, real-parser runs, the Model Explorer viewer) and
+    stop the watcher: no process outlives the server, whichever way it ends."""
+    ls.dispatch_graph.stop()
     for uri in set(ls.dispatch.running) | set(ls.dispatch.timers):
         ls.dispatch.cancel(uri)
     for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
         ls.parser_diagnostics.forget(uri)
     workspace_feature.stop(ls)
+
+
+def stop_on_signals(ls) -> None:
+    """SIGTERM or SIGHUP (an editor that ends its process group, a closed terminal): stop every
+    child first (the Model Explorer viewer runs in a session of its own, so the signal does not
+    reach it), then exit."""
+    import signal
+
+    def stop(signum, _frame):
+        log.warning("%s: stopping", signal.Signals(signum).name)
+        try:
+            stop_background(ls)
+        finally:
+            os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
 
 
 def shutdown(ls, params):

@@ -1,7 +1,8 @@
 // End-to-end driver: a headless chromium (Debian's) on a running code-server with the packaged
 // extension. Called by tests/test_vscode_e2e.py with one JSON argument:
 //   {url, artifacts, chromium, scenario, seed, seedLine, repro, onRequest, ...}
-// (scenario "bigFile": {big, bigLine, original, small} instead of seed ... onRequest).
+// (scenario "bigFile": {big, bigLine, original, small} instead of seed ... onRequest; scenario
+// "dispatchGraph": {repro, assertLine, assertDispatch}).
 // Prints one JSON line with what it saw; the Python test checks it and the file on disk.
 import { chromium } from "playwright-core";
 import * as fs from "node:fs";
@@ -281,13 +282,97 @@ async function bigFileScenario() {
   await shot(page, "5-auto-max-megabytes");
 }
 
+// The Model Explorer processes of this code-server (its environment's XDG_CONFIG_HOME is ours).
+function viewerPids() {
+  const mine = `XDG_CONFIG_HOME=${process.env.XDG_CONFIG_HOME}`;
+  const out = [];
+  for (const d of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, "latin1").replace(/\0/g, " ");
+      const env = fs.readFileSync(`/proc/${d}/environ`, "latin1").split("\0");
+      if (/model[_-]explorer/.test(cmd) && env.includes(mine)) out.push(Number(d));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
+
+async function dispatchGraphScenario() {
+  // 1. The repro, counted on open: the count lens and, beside it, "show dispatch graph".
+  await openFile(path.basename(cfg.repro));
+  const lens = page.locator(".monaco-editor .codelens-decoration", { hasText: "show dispatch graph" }).first();
+  await lens.waitFor({ timeout: 120000 });
+  seen.graphLenses = await codeLenses();
+  // 2. The cursor on the first cf.assert, then the palette's "Show dispatch graph".
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.keyboard.type(`${cfg.assertLine}:5`);
+  await page.keyboard.press("Enter");
+  const pagesBefore = context.pages().length;
+  await runCommand("Show dispatch graph");
+  // The viewer opens in a new page (vscode.env.openExternal), or, behind code-server's path proxy
+  // (which Model Explorer cannot run under), in a tab of VS Code: a frame with the viewer's URL.
+  let graph;
+  for (const t = Date.now(); !graph && Date.now() - t < 240000; await page.waitForTimeout(500)) {
+    if (context.pages().length > pagesBefore) {
+      graph = context.pages()[pagesBefore];
+      seen.graphIn = "page";
+    } else {
+      graph = page.frames().find((f) => f.url().includes("?data=") && !f.url().startsWith(new URL(cfg.url).origin));
+      if (graph) seen.graphIn = "frame";
+    }
+  }
+  if (!graph) throw new Error("no Model Explorer page or frame appeared");
+  await graph.waitForLoadState("domcontentloaded");
+  seen.graphUrl = graph.url();
+  log(`opened (${seen.graphIn}) ${seen.graphUrl}`);
+  seen.graphStatus = (await fetch(seen.graphUrl)).status;
+  const notice = page.locator(".notifications-toasts .notification-list-item", { hasText: "dispatch graph of" }).first();
+  await notice.waitFor({ timeout: 30000 }).catch(() => {});
+  seen.graphNotice = (await notice.innerText().catch(() => "")).replace(/\s+/g, " ");
+  await shot(page, "1-vscode-show-dispatch-graph");
+  // 3. Model Explorer shows the graph with the assert's dispatch selected (its side panel).
+  for (const t = Date.now(); Date.now() - t < 120000; await page.waitForTimeout(500)) {
+    seen.graphText = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
+    if (seen.graphText.includes(cfg.assertDispatch)) break;
+  }
+  seen.graphTitle = await graph.title();
+  seen.viewerPids = viewerPids();
+  await page.waitForTimeout(2000); // the graph's layout animation
+  await shot(seen.graphIn === "page" ? graph : page, "2-model-explorer");
+  // Model Explorer reports the selected node to its parent (in a tab: the webview, which passes
+  // it on): the document's cursor goes to the node's root op.
+  const cursor = async () => (await page.locator(".statusbar-item", { hasText: /Ln \d+/ }).first().innerText().catch(() => "")).trim();
+  seen.cursor = await cursor();
+  // 4. Another node selected in the viewer (found with its search box): the cursor follows to
+  // that dispatch's root op.
+  if (seen.graphIn === "frame") {
+    const search = graph.locator('input[placeholder*="Search"]').first();
+    await search.click();
+    await search.fill(cfg.fedDispatch);
+    await search.press("Enter");
+    await page.waitForTimeout(1500);
+    // The results list the matching nodes by label; Alt+Click locates and selects one.
+    const hit = graph.getByText(cfg.fedLabel, { exact: true }).first();
+    await hit.click({ modifiers: ["Alt"], timeout: 10000 }).catch((e) => { seen.clickError = String(e).slice(0, 300); });
+    for (const t = Date.now(); Date.now() - t < 30000 && (await cursor()) === seen.cursor; await page.waitForTimeout(300));
+    seen.cursorAfterClick = await cursor();
+    seen.graphTextAfterClick = (await graph.locator("body").innerText()).replace(/\s+/g, " ");
+    await shot(page, "3-node-clicked");
+  }
+}
+
+const SCENARIOS = { bigFile: bigFileScenario, dispatchGraph: dispatchGraphScenario };
+
 try {
   await page.goto(cfg.url);
   await page.locator(".monaco-workbench").waitFor();
   await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor();
   log("workbench loaded");
 
-  await (cfg.scenario === "bigFile" ? bigFileScenario() : mainScenario());
+  await (SCENARIOS[cfg.scenario] ?? mainScenario)();
   seen.ok = true;
 } catch (e) {
   seen.ok = false;

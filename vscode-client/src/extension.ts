@@ -10,6 +10,7 @@ import {
   DidChangeConfigurationNotification,
   DocumentDiagnosticRequest,
   ErrorAction,
+  ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
@@ -17,6 +18,8 @@ import {
 } from "vscode-languageclient/node";
 import { DispatchResult, computingView, idleView, resultView } from "./dispatchStatus";
 import { DiskFiles, tabUri } from "./diskFiles";
+import { GraphAnswer, graphArguments, graphOutcome, openIn, viewerAddress } from "./dispatchGraph";
+import { GraphPanel } from "./graphPanel";
 import { FixMode, autoCountAllowed, onRequestView } from "./diskStatus";
 import { RestartPolicy } from "./restartPolicy";
 import { ResolveEnv, expandVariables, notFoundMessage, resolveServer } from "./serverPath";
@@ -29,6 +32,7 @@ const BYTECODE_REQUEST = "mlirLsp/bytecodeToText";
 // Commands the server registers (executeCommand); VS Code commands of the extension must not reuse these ids.
 const SERVER_DISPATCH_COMMAND = "mlirLsp.dispatchCount";
 const SERVER_DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR";
+const SERVER_DISPATCH_GRAPH_COMMAND = "mlirLsp.showDispatchGraph";
 const DISPATCH_IR_SCHEME = "mlir-lsp-dispatch-ir";
 const BYTECODE_SCHEME = "mlir-lsp-bytecode";
 export const KINDS = {
@@ -42,6 +46,7 @@ let starting: Promise<void> | undefined;
 let output: vscode.OutputChannel;
 let status: DispatchStatus;
 let disk: DiskFiles;
+let graphPanel: GraphPanel;
 const virtualDocs = new Map<string, string>();
 
 function resolveEnv(): ResolveEnv {
@@ -155,6 +160,11 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
         }
         if (command === SERVER_DISPATCH_IR_COMMAND && doc !== undefined) {
           return showDispatchIR(doc);
+        }
+        if (command === SERVER_DISPATCH_GRAPH_COMMAND) {
+          // The lens's argument is {uri}: the graph opens in the browser from here (openExternal).
+          const arg = args[0] as { uri?: unknown } | undefined;
+          return showDispatchGraph(typeof arg?.uri === "string" ? vscode.Uri.parse(arg.uri) : uri);
         }
         return (await next(command, args)) as unknown;
       },
@@ -292,6 +302,64 @@ async function showDispatchIR(target?: vscode.TextDocument): Promise<void> {
     return;
   }
   await showVirtual(DISPATCH_IR_SCHEME, baseName(doc.uri).replace(/\.mlir$/, "") + ".dispatch-creation.mlir", doc.uri, result.text);
+}
+
+/** The dispatch graph of a document (default: the active editor's, with the op under the cursor
+ * selected; or the active file checked from disk) in Model Explorer, opened in the browser or
+ * (mlirLsp.dispatchGraph.openIn "editor") in a webview beside it. */
+async function showDispatchGraph(target?: vscode.Uri): Promise<void> {
+  let uri = target;
+  let line: number | undefined;
+  if (uri === undefined) {
+    uri = disk.active()?.uri;
+  }
+  if (uri === undefined) {
+    const doc = activeMlir();
+    if (doc === undefined) {
+      return;
+    }
+    uri = doc.uri;
+    line = vscode.window.activeTextEditor?.selection.active.line;
+  }
+  const c = runningClient();
+  if (c === undefined) {
+    return;
+  }
+  const key = uri.toString();
+  let answer: GraphAnswer | null;
+  try {
+    answer = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "mlir-lsp: dispatch graph (iree-compile, then Model Explorer)" },
+      () => c.sendRequest(ExecuteCommandRequest.type, { command: SERVER_DISPATCH_GRAPH_COMMAND, arguments: [graphArguments(key, line)] }),
+    ) as GraphAnswer | null;
+  } catch (e) {
+    void vscode.window.showErrorMessage(`mlir-lsp: dispatch graph: ${errorText(e)}`);
+    return;
+  }
+  output.appendLine(`[graph] ${uri.fsPath}: ${JSON.stringify(answer)}`);
+  const outcome = graphOutcome(baseName(uri), answer);
+  if (outcome.url === undefined) {
+    if (answer?.error === undefined) {
+      void vscode.window.showErrorMessage(outcome.message); // (the server shows its own errors)
+    }
+    return;
+  }
+  const external = (await vscode.env.asExternalUri(vscode.Uri.parse(outcome.url))).toString();
+  const where = viewerAddress(outcome.url, external);
+  const inEditor = openIn(vscode.workspace.getConfiguration(SECTION).get("dispatchGraph.openIn")) === "editor";
+  if (inEditor || where.proxied) {
+    if (where.proxied && !inEditor) {
+      // openExternal would go through the same proxy: the raw URL in a tab (the webview's frame).
+      output.appendLine(`[graph] ${external} is a path proxy, which Model Explorer cannot run behind: ` +
+        `shown in a tab at ${where.url} (reachable where the browser runs on the server's machine)`);
+    }
+    graphPanel.show(where.url, `Dispatch graph: ${baseName(uri)}`, { doc: uri, lines: answer?.lines ?? {} });
+    void vscode.window.showInformationMessage(outcome.message);
+    return;
+  }
+  const opened = await vscode.env.openExternal(vscode.Uri.parse(outcome.url)); // (it maps the port as asExternalUri did)
+  output.appendLine(`[graph] opened ${external}: ${opened}`);
+  void vscode.window.showInformationMessage(opened ? outcome.message : `${outcome.message} (not opened: ${external})`);
 }
 
 function isBytecodeFile(uri: vscode.Uri | undefined): uri is vscode.Uri {
@@ -474,7 +542,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     dispatchRequest: DISPATCH_REQUEST,
     profile: () => vscode.workspace.getConfiguration(SECTION).get<string>("dispatch.profile", "default"),
   });
-  context.subscriptions.push(output, status, disk);
+  graphPanel = new GraphPanel(output);
+  context.subscriptions.push(output, status, disk, graphPanel);
   registerVirtualScheme(context, DISPATCH_IR_SCHEME);
   registerVirtualScheme(context, BYTECODE_SCHEME);
   const command = (name: string, fn: (...args: never[]) => Promise<void> | void): void => {
@@ -496,6 +565,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
   command("mlirLsp.openDispatchIR", () => showDispatchIR());
+  command("mlirLsp.openDispatchGraph", () => showDispatchGraph());
   // Files VS Code does not sync (above 50 MB), checked and fixed on disk by the server; on a
   // synced document the fix commands apply the editor's strip all / assume all instead.
   const fixOnDisk = async (mode: FixMode, arg?: unknown): Promise<void> => {

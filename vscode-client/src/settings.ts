@@ -2,7 +2,7 @@
 // vscode.workspace.getConfiguration("mlirLsp") returned.
 
 /** Keys of the section that only the extension uses; the server never sees them. */
-export const CLIENT_ONLY_KEYS: readonly string[] = ["server", "trace", "statusBar", "bytecode"];
+export const CLIENT_ONLY_KEYS: readonly string[] = ["server", "trace", "statusBar", "bytecode", "dispatchGraph"];
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };

@@ -38,6 +38,20 @@ return {
         vim.notify("mlir-lsp: " .. msg)
       end, bufnr)
     end, {})
+    -- :MlirDispatchGraph: the dispatch graph in Model Explorer (pip install 'mlir-lsp[graph]'),
+    -- the dispatch of the op under the cursor selected; the server asks Neovim to open the URL
+    -- (window/showDocument, vim.ui.open) and shows its errors itself.
+    vim.api.nvim_buf_create_user_command(bufnr, "MlirDispatchGraph", function()
+      local args = { uri = vim.uri_from_bufnr(bufnr), line = vim.api.nvim_win_get_cursor(0)[1] - 1 }
+      client:request("workspace/executeCommand", { command = "mlirLsp.showDispatchGraph", arguments = { args } },
+        function(err, res)
+          if err then
+            vim.notify("mlir-lsp: " .. vim.inspect(err), vim.log.levels.ERROR)
+          elseif res and res.url then
+            vim.notify("mlir-lsp: dispatch graph (" .. res.dispatches .. " dispatches): " .. res.url)
+          end
+        end, bufnr)
+    end, {})
     -- :MlirFixAll applies the safe fixes (source.fixAll.mlir-lsp).
     vim.api.nvim_buf_create_user_command(bufnr, "MlirFixAll", function()
       vim.lsp.buf.code_action({ context = { only = { "source.fixAll.mlir-lsp" }, diagnostics = {} }, apply = true })

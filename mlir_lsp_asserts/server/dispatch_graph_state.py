@@ -1,0 +1,64 @@
+"""What the server keeps for `mlirLsp.showDispatchGraph` (`ls.dispatch_graph`): its one Model
+Explorer viewer, the folder of the graph files, and the graph compiles running."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from ..dispatch.count import DispatchCounter
+from ..graph_viewer import Viewer, ViewerUnavailable, open_viewer
+
+
+class GraphViewerState:
+    """The server's one Model Explorer (`ls.dispatch_graph`) and the graph builds running."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.viewer: Viewer | None = None
+        self.folder: Path | None = None
+        self.building: dict[str, DispatchCounter] = {}  # uri -> the counter compiling its graph
+        self.stopped = False
+
+    def graph_file(self, uri: str) -> Path:
+        """The graph JSON of one document, in the server's temporary folder."""
+        with self.lock:
+            if self.stopped:
+                raise ViewerUnavailable("the server is shutting down")
+            if self.folder is None:
+                self.folder = Path(tempfile.mkdtemp(prefix="mlir-lsp-graphs-"))
+            folder = self.folder
+        stem = Path(uri.rsplit("/", 1)[-1]).stem or "document"
+        return folder / f"{stem}-{hashlib.sha1(uri.encode()).hexdigest()[:10]}.json"
+
+    def show(self, graph: Path, select: str | None, graph_id: str | None, expand: list[str] | None = None) -> str:
+        """The URL of `graph` (`select` selected in the graph `graph_id`, the layers `expand`
+        open) on the server's viewer, started on the first call (and again if it died): one
+        Model Explorer serves every graph file, read on each page load."""
+        with self.lock:
+            if self.stopped:
+                raise ViewerUnavailable("the server is shutting down")
+            if self.viewer is not None and self.viewer.running():
+                return self.viewer.url_for(graph, select, graph_id, expand)
+            if self.viewer is not None:
+                self.viewer.stop()  # died: what it started goes too
+            self.viewer = None
+            self.viewer = open_viewer(graph, select_node=select, graph_id=graph_id, expand=expand)
+            return self.viewer.url
+
+    def stop(self) -> None:
+        """Stop the viewer and the graph compiles, remove the graph files (shutdown, exit)."""
+        with self.lock:
+            self.stopped = True
+            viewer, self.viewer = self.viewer, None
+            building, self.building = list(self.building.values()), {}
+            folder, self.folder = self.folder, None
+        for counter in building:
+            counter.cancel_all()
+        if viewer is not None:
+            viewer.stop()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
