@@ -159,8 +159,8 @@ def open_viewer(graph_json: Path, select_node: str | None = None, port: int | No
     port = port or free_port()
     folder = tempfile.mkdtemp(prefix="mlir-lsp-viewer-")
     log = Path(folder) / "model-explorer.log"
-    argv = [sys.executable, "-m", "model_explorer", "--host", HOST, "--port", str(port), "--no_open_in_browser",
-            f"--extensions={MODULE}"]
+    argv = [sys.executable, "-m", __name__, str(os.getpid()), "--host", HOST, "--port", str(port),
+            "--no_open_in_browser", f"--extensions={MODULE}"]  # Model Explorer's command line, see _serve
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 env=_child_env(), cwd=folder, start_new_session=True)
@@ -179,3 +179,27 @@ def open_viewer(graph_json: Path, select_node: str | None = None, port: int | No
         viewer.stop()
         raise
     return viewer
+
+
+def _serve(argv: list[str]) -> None:
+    """Child mode (`python -m mlir_lsp_asserts.graph_viewer PARENT_PID ARGS...`): Model Explorer's
+    own command line with ARGS, ended with its whole process group when the process that started
+    it is gone, even when that one was killed with SIGKILL (no handler of its own runs then): the
+    viewer runs in a session of its own, so nothing else would stop it."""
+    import runpy
+    import threading
+
+    parent = int(argv[0])
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.killpg(os.getpgrp(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True).start()
+    sys.argv = ["model-explorer", *argv[1:]]
+    runpy.run_module("model_explorer", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1:])

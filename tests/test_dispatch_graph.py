@@ -411,3 +411,29 @@ def test_viewer_on_a_graph_file_answers_and_stops(tmp_path):
         busy = s.getsockname()[1]
         with pytest.raises(ViewerUnavailable, match=f"port {busy} of 127.0.0.1 is in use"):
             open_viewer(g, port=busy)
+
+
+@pytest.mark.slow
+def test_viewer_goes_with_a_parent_killed_by_sigkill(tmp_path):
+    """A server (or `--open`) killed with SIGKILL runs no handler: its Model Explorer, in a
+    session of its own, still ends (it watches its parent) and leaves no process behind."""
+    pytest.importorskip("model_explorer")
+    counter = DispatchCounter(find_compiler(None), disk_cache=False)
+    g = tmp_path / "g.json"
+    graph_for_text(REPRO.read_text(), str(REPRO), counter=counter, what_if_mode=None).write(str(g))
+    parent = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+                               "from mlir_lsp_asserts.graph_viewer import open_viewer\n"
+                               "print(open_viewer(Path(sys.argv[1])).port, flush=True)\ntime.sleep(600)", str(g)],
+                              stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = _first_line(parent, 120)
+        assert line.isdigit(), line
+        port = int(line)
+        assert _serving(port)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while _serving(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _serving(port) == [], "Model Explorer outlived the process that started it"
