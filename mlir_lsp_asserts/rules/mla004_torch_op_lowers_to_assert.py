@@ -10,9 +10,11 @@ CLI's --dispatch-count and the server's dispatch count), not by the plain text c
 
 from __future__ import annotations
 
+from ..findings import Finding, Position, Span
 from ..syntax.asserts import AssertSource
+from ..syntax.lines import LineIndex
 from ..syntax.op_tree import Op
-from .base import Placement, Rule, Severity
+from .base import Placement, Rule, Severity, doc_url
 
 
 def _match(op: Op) -> Placement | None:
@@ -39,3 +41,14 @@ def concise(src: AssertSource) -> str:
     """One line for the command line: `MLA004 `op` lowers to N cf.assert ...`."""
     return (f"MLA004 `{src.op}` lowers to {src.asserts} "
             f"cf.assert in linalg regions ({'; '.join(src.messages)})")
+
+
+def finding(src: AssertSource, lines: LineIndex, severity: Severity = RULE.severity,
+            docs_base_url: str | None = None) -> Finding:
+    """The finding for one traced source op, on its name in the text of `lines` (the CLI's
+    `--check --what-if` on torch input, where the what-if's lowering traced it)."""
+    start = lines.offset(src.line - 1, src.column - 1)
+    end = min(start + len(src.op), lines.line_span(src.line - 1)[1])
+    span = Span(start, end, Position(*lines.position(start)), Position(*lines.position(end)))
+    return Finding(RULE.code, RULE.name, severity, message(src), span, assert_message="; ".join(src.messages),
+                   doc_url=doc_url(RULE.code, docs_base_url), op_start=start)
