@@ -224,7 +224,9 @@ def _entry(side: Side, d: Dispatch, to_other: Callable[[int], int | None], other
            kind: str) -> Change:
     causes: list[dict] = []
     flagged, rooted = side.asserts()
-    lines = sorted({s.line for s in d.sources if s.line in flagged})
+    # the lines its asserts are at (on torch input, the torch op each came from), else its ops'
+    lines = (sorted({ln for ln in d.assert_lines if ln in flagged})
+             or sorted({s.line for s in d.sources if s.line in flagged}))
     root = d.location
     if not lines and root and root.line in rooted:
         lines = rooted[root.line]

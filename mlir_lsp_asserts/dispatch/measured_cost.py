@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..findings import Finding, Severity
-from .attribution import by_source_line
+from .attribution import by_assert_line, by_source_line
 from .preview import Preview
 from .results import Attribution, WhatIf
 
@@ -109,6 +109,7 @@ class Measurement:
         self.flow_dispatches = flow_dispatches
         self.what_if_flow_dispatches = what_if.flow_dispatches
         self._by_line = by_source_line(attribution) if attribution else None
+        self._asserts_at = by_assert_line(attribution) if attribution else {}
         self._rooted: dict[int, list[str]] = {}  # source line -> the dispatches rooted at its op
         for d in attribution.dispatches if attribution else []:
             if d.location is not None:
@@ -126,21 +127,22 @@ class Measurement:
     def saved(self) -> int:
         return self.flow_dispatches - self.what_if_flow_dispatches
 
-    def at_lines(self, lines: Iterable[int | None], rooted_first: bool = False) -> Measured:
+    def at_lines(self, lines: Iterable[int | None], torch_op: bool = False) -> Measured:
         """The measurement for an assert at the first of `lines` (1-based) that some dispatch
-        holds; the later lines are fallbacks (the linalg op around the assert). `rooted_first`:
-        the dispatches whose root op is at the line, when there are any, rather than all that
-        hold an op of it (a torch op: its lowered gather is the root of the dispatch its asserts
-        land in, while its location also rides along on ops fused elsewhere)."""
+        holds; the later lines are fallbacks (the linalg op around the assert). `torch_op`: the
+        line of a torch op, whose location every op of its lowering shares (and rides along on
+        ops fused elsewhere): the dispatches holding the asserts located there, else those
+        rooted at it, else those holding any op of it."""
         names: tuple[str, ...] | None = None
         if self._by_line is not None:
             names = ()
             for line in lines:
-                if line is not None and rooted_first and self._rooted.get(line):
-                    names = tuple(self._rooted[line])
-                    break
-                if line is not None and self._by_line.get(line):
-                    names = tuple(self._by_line[line])
+                if line is None:
+                    continue
+                found = ((self._asserts_at.get(line) or self._rooted.get(line)) if torch_op else None) \
+                    or self._by_line.get(line)
+                if found:
+                    names = tuple(found)
                     break
         extra = tuple(n for n in names or () if n in self._only)
         return Measured(self.profile, self.flags, self.mode, self.flow_dispatches, self.what_if_flow_dispatches,
@@ -151,7 +153,7 @@ class Measurement:
         if f.code not in MEASURED_CODES:
             return None
         if f.code == "MLA004":  # on the torch op itself
-            return self.at_lines((f.span.start_pos.line + line0 + 1,), rooted_first=True)
+            return self.at_lines((f.span.start_pos.line + line0 + 1,), torch_op=True)
         op_line = f.related[0].span.start_pos.line + line0 + 1 if f.related else None
         return self.at_lines((f.span.start_pos.line + line0 + 1, op_line))
 
