@@ -69,3 +69,49 @@ def test_dispatch_diff_names_the_embedding_as_the_cause(cache):
     assert (f"{TORCH}:5003:13: new dispatch _initializer_260_dispatch_0 (torch.aten.embedding, in "
             "util.initializer#261), not with flags '--iree-opt-strip-assertions': holds the cf.asserts of torch "
             "ops (MLA004 at line 5003); hoisted initializer") in text.stdout
+
+
+@pytest.mark.slow
+def test_torch_ops_say_when_the_flags_strip_their_asserts(tmp_path):
+    """clip_l's torch IR at O3: the MLA004 findings say IREE strips the lowered asserts, and the
+    measurement agrees (nothing saved)."""
+    clip = MODELS / "clip_l.torch.mlir"
+    r = run_cli("--check", "--what-if", "--flags=--iree-opt-level=O3", "--output-format", "json", clip,
+                env={"XDG_CACHE_HOME": str(tmp_path)}, timeout=600)
+    assert r.returncode == 1, r.stderr
+    items = json.loads(r.stdout)
+    assert [i["range"]["start"]["line"] + 1 for i in items] == [210, 216]
+    assert all(i["message"].endswith("; IREE strips these asserts at --iree-opt-level=O3 "
+                                     "(--iree-opt-strip-assertions): they cost no dispatch with these flags")
+               and i["stripped_by"] == "--iree-opt-level=O3" and i["measured"]["saved"] == 0 for i in items)
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_server_says_it_of_the_torch_ops_too(tmp_path):
+    """Over real LSP, with `dispatch.flags` at O2: the MLA004 diagnostics of the dispatch preview
+    on clip_l's torch IR say IREE strips the lowered asserts."""
+    import asyncio
+
+    from lsprotocol import types
+
+    from reliability_lsp import lsp_server, open_and_wait
+
+    options = {"mlirLsp": {"dispatch": {"flags": ["--iree-opt-level=O2"]}}}
+    async with lsp_server(tmp_path, options=options) as lsp:
+        path = tmp_path / "clip_l.torch.mlir"
+        path.write_text((MODELS / "clip_l.torch.mlir").read_text())
+        uri = path.as_uri()
+        await open_and_wait(lsp, uri, path.read_text())
+
+        async def mla004() -> list[types.Diagnostic]:
+            while True:
+                p = await lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+                found = [d for d in p.diagnostics if d.code == "MLA004"] if p.uri == uri else []
+                if found:
+                    return found
+        found = await asyncio.wait_for(mla004(), 300)
+        assert [d.range.start.line + 1 for d in found] == [210, 216]
+        assert all(d.message.endswith("; IREE strips these asserts at --iree-opt-level=O2 "
+                                      "(--iree-opt-strip-assertions): they cost no dispatch with these flags")
+                   for d in found)

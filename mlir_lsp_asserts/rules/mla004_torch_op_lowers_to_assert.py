@@ -10,6 +10,7 @@ CLI's --dispatch-count and the server's dispatch count), not by the plain text c
 
 from __future__ import annotations
 
+from ..dispatch.strip_assertions import StripDecision
 from ..findings import Finding, Position, Span
 from ..syntax.asserts import AssertSource
 from ..syntax.lines import LineIndex
@@ -21,6 +22,10 @@ def _match(op: Op) -> Placement | None:
     return None  # not a placement of a cf.assert: found by tracing a real lowering
 
 
+def when_stripped(d: StripDecision) -> str:
+    return f"IREE strips these asserts {d.phrase}: they cost no dispatch with these flags"
+
+
 RULE = Rule(
     code="MLA004",
     name="torch-op-lowers-to-assert",
@@ -28,6 +33,7 @@ RULE = Rule(
     summary="torch op whose lowering puts cf.assert into linalg regions (costs dispatches)",
     match=_match,
     strip_is_safe=True,
+    when_stripped=when_stripped,
 )
 
 
@@ -44,11 +50,15 @@ def concise(src: AssertSource) -> str:
 
 
 def finding(src: AssertSource, lines: LineIndex, severity: Severity = RULE.severity,
-            docs_base_url: str | None = None) -> Finding:
+            docs_base_url: str | None = None, strip: StripDecision | None = None) -> Finding:
     """The finding for one traced source op, on its name in the text of `lines` (the CLI's
-    `--check --what-if` on torch input, where the what-if's lowering traced it)."""
+    `--check --what-if` on torch input, where the what-if's lowering traced it); `strip`: what
+    the flags the project compiles with say (IREE strips the lowered asserts from O1 up)."""
     start = lines.offset(src.line - 1, src.column - 1)
     end = min(start + len(src.op), lines.line_span(src.line - 1)[1])
     span = Span(start, end, Position(*lines.position(start)), Position(*lines.position(end)))
-    return Finding(RULE.code, RULE.name, severity, message(src), span, assert_message="; ".join(src.messages),
-                   doc_url=doc_url(RULE.code, docs_base_url), op_start=start)
+    stripped = strip is not None and strip.stripped
+    text = message(src) + (f"; {when_stripped(strip)}" if strip is not None and stripped else "")
+    return Finding(RULE.code, RULE.name, severity, text, span, assert_message="; ".join(src.messages),
+                   doc_url=doc_url(RULE.code, docs_base_url), op_start=start,
+                   stripped_by=strip.by if strip is not None and stripped else None)
