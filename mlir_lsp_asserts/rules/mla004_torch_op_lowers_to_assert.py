@@ -5,7 +5,8 @@ A torch-dialect file has no `cf.assert` yet: they appear during `--compile-to=in
 dispatch engine lowers the file with `--mlir-print-debuginfo` and traces each lowered assert
 that sits in a linalg region back to the source op through its location, so this works for any
 op whose lowering does it, not a fixed list of names. Reported by the dispatch preview (the
-CLI's --dispatch-count and the server's dispatch count), not by the plain text check.
+CLI's --dispatch-count and the server's dispatch count) and by `--check --what-if`, not by the
+plain text check.
 """
 
 from __future__ import annotations
