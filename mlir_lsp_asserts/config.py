@@ -43,6 +43,9 @@ class Settings:
     """Where rule links point (`{base}/MLA001.md`); None: the pages installed with the package."""
     measured_severity: bool = False
     """MLA001 at information severity in a file whose measured what-if saves no dispatch."""
+    compstat: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = ()
+    """iree-test-suites compstat files per input: input path -> ((compstat file, profile or
+    None), ...), both as written in the config (relative to its folder, see `config_folder`)."""
     source: str | None = None
     """The config file these settings came from (None: defaults)."""
     profile: str | None = None
@@ -96,7 +99,7 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     s = base or Settings()
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
     known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url",
-             "measured-severity"}
+             "measured-severity", "compstat"}
     known |= {"profile", "flags"}
     unknown = sorted(set(norm) - known)
     if unknown:
@@ -139,6 +142,8 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         if not isinstance(norm["measured-severity"], bool):
             raise ConfigError(f"{source}: measured-severity must be true or false")
         s = replace(s, measured_severity=norm["measured-severity"])
+    if "compstat" in norm:
+        s = replace(s, compstat=_compstat(norm, source))
     if "profiles" in norm:
         profs = dict(s.profiles)
         for name, spec in _table(norm, "profiles", f"{source}: profiles must be a table of name = {{flags = [...]}}"):
@@ -176,6 +181,33 @@ def _compile_settings(norm: dict, source: str, s: Settings) -> Settings:
         except ValueError as e:
             raise ConfigError(f"{source}: profile: {e}") from None
     return s
+
+
+def _compstat(norm: dict, source: str) -> tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...]:
+    """`[compstat]`: `"INPUT" = "FILE.json"`, a list of such files, or of tables
+    `{file = "FILE.json", profile = "NAME"}` (the profile the file's golden is counted with)."""
+    problem = (f"{source}: compstat must be a table of \"INPUT.mlir\" = \"COMPSTAT.json\" (or a list of them, "
+               "or of {file = \"COMPSTAT.json\", profile = \"NAME\"})")
+    out = []
+    for name, spec in _table(norm, "compstat", problem):
+        entries = []
+        for item in spec if isinstance(spec, list) else [spec]:
+            if isinstance(item, str):
+                entries.append((item, None))
+            elif (isinstance(item, dict) and isinstance(item.get("file"), str)
+                  and isinstance(item.get("profile", ""), str) and set(item) <= {"file", "profile"}):
+                entries.append((item["file"], item.get("profile") or None))
+            else:
+                raise ConfigError(f"{problem}; compstat.{name!r} is {item!r}")
+        out.append((str(name), tuple(entries)))
+    return tuple(sorted(out))
+
+
+def config_folder(s: Settings) -> Path:
+    """The folder relative paths of the config are relative to: the config file's, else the
+    current one (settings from the command line or the defaults)."""
+    src = Path(s.source) if s.source else None
+    return src.parent if src is not None and src.is_file() else Path.cwd()
 
 
 def _table(norm: dict, key: str, problem: str) -> list[tuple[str, object]]:

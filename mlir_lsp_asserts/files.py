@@ -12,6 +12,20 @@ from typing import BinaryIO
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
 
+def load_json(path: str, error: type[Exception], missing: str, what: str = "") -> object:
+    """The JSON in the file at `path`; `error` raised with a one-line message when it is not
+    there (`path: missing`) or cannot be read (`path: cannot read WHAT: why`)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise error(f"{path}: {missing}") from None
+    except (OSError, ValueError) as e:
+        raise error(f"{path}: cannot read{' ' + what if what else ''}: {e}") from None
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = (),
              force_exclude: bool = False) -> tuple[list[str], list[str]]:
     """Files to check under `paths` and messages about paths that gave none. The `exclude`

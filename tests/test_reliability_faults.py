@@ -197,3 +197,31 @@ async def test_closing_the_document_or_stopping_the_server_kills_its_compile(tmp
     # the server was shut down mid-compile: the compile went with it
     await wait_until(lambda: not compiler_processes(marker), timeout=10)
     no_orphans(marker)
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_document_reopened_at_the_same_version_never_gets_the_closed_texts_count(tmp_path):
+    """Closed while its compile's output is being read (the compiler has exited, the attribution
+    of 1,660 dispatches is under way, nothing left to kill), then reopened at the same version
+    with another text: the reopened text gets its own count and lens, never the closed one's
+    (which used to be shared as a count "of version 1" in flight, and kept after the close)."""
+    marker = str(tmp_path)
+    model = tmp_path / "model.mlir"
+    uri = model.as_uri()
+    async with lsp_server(tmp_path, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}) as lsp:
+        await open_and_wait(lsp, uri, ENCODER.read_text())
+        first = asyncio.ensure_future(count(lsp, uri, timeout=600))
+        assert await wait_for_the_real_compiler(marker)
+        assert await wait_until(lambda: not compiler_processes(marker), timeout=600) is not False
+        assert not first.done(), "the encoder's count ended before its output was read: no race to test"
+        lsp.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+        await open_and_wait(lsp, uri, REPRO.read_text(), version=1)
+        second = await count(lsp, uri)
+        assert getattr(second, "flow_dispatches", None) == 4, second  # the repro's own count
+        closed = await first
+        assert getattr(closed, "flow_dispatches", None) in (1660, None), closed  # its own, or cancelled
+        lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        titles = [lens.command.title for lens in lenses if lens.command]
+        assert titles and titles[0].startswith("4 dispatches"), titles
+        assert not any("1660" in t or "1,660" in t for t in titles), titles

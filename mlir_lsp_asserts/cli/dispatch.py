@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import settings_for
+from ..config import config_folder, settings_for
 from ..dispatch.baselines import (
     Baseline,
     BaselineError,
+    Verdict,
+    against,
     compact,
     judge,
     load_baseline,
@@ -23,12 +27,23 @@ from ..dispatch.compiler import (
     other_release_message,
     other_release_syntax,
 )
+from ..dispatch.compstat import (
+    COUNT_KEY,
+    SIZE_KEY,
+    CompstatFile,
+    as_baseline,
+    load_compstat_files,
+    load_sidecar,
+    match_inputs,
+    write_goldens,
+)
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import compare_with_baseline, entry_line
-from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags
-from ..dispatch.preview import Preview, preview
+from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags, target_of
+from ..dispatch.preview import Preview, initializer_split, preview
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
+from .results import shard_inputs, write_results
 
 
 def add_arguments(p) -> None:
@@ -54,6 +69,9 @@ def add_arguments(p) -> None:
     d.add_argument("--max-dispatches", type=int, default=None, help="exit 1 when a count is above N")
     d.add_argument("--baseline", default=None, metavar="FILE.json", help="golden counts per file and profile")
     d.add_argument("--update-baseline", action="store_true", help="write the counts into --baseline")
+    d.add_argument("--binary-size", action="store_true",
+                   help="also compile each FILE to a .vmfb for the profile and report its size (compared with and "
+                        "written to a compstat baseline's golden_binary_size)")
     d.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk count cache")
 
 
@@ -85,63 +103,118 @@ class Spinner:
             sys.stderr.write("\r" + " " * 70 + "\r")
 
 
+@dataclass
+class CompstatRun:
+    """A `--baseline` of iree-test-suites compstat files: each input's file, and the settings."""
+
+    files: dict[str, CompstatFile]
+
+
+def _compstat_setup(args, inputs: list[str], flags: list[str]) -> CompstatRun | None:
+    """The compstat files of `--baseline` matched to the inputs (None: our own baseline format).
+    Raises BaselineError / ValueError (a bad config)."""
+    if not args.baseline:
+        return None
+    files = load_compstat_files(args.baseline)
+    if files is None:
+        return None
+    s = settings_for(Path(inputs[0]) if inputs else None, Path(args.config) if args.config else None)
+    if not s.compstat and not args.config:  # else the config seen from the compstat files
+        s = settings_for(Path(args.baseline))
+    matched, warnings = match_inputs(inputs, files, s.compstat, config_folder(s), args.profile,
+                                     target_of(flags), args.baseline)
+    for w in warnings:
+        print(f"mlir-lsp: warning: {w}", file=sys.stderr)
+    return CompstatRun(matched)
+
+
 def run_dispatch_count(args) -> int:
     if not args.paths:
         print("mlir-lsp: error: --dispatch-count needs at least one FILE", file=sys.stderr)
         return 2
     try:
+        paths = shard_inputs(args, args.paths)
         flags = profile_flags(args.profile, user_profiles(args))
         if args.flags:
             flags += split_flags(args.flags)
         compiler = find_compiler(args.compiler)
-        baseline = load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
+        compstat = _compstat_setup(args, paths, flags)
+        baseline = (load_baseline(args.baseline) if args.baseline and not args.update_baseline and compstat is None
+                    else None)
     except (ValueError, CompilerError, BaselineError) as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return 2
     counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
     # a baseline that stores attribution can explain a count over it; --update-baseline stores it
-    explainable = baseline is not None and any(baseline.stored(p, args.profile) for p in args.paths)
+    explainable = (compstat is not None and any(load_sidecar(f.path).get(args.profile) for f in compstat.files.values())
+                   or baseline is not None and any(baseline.stored(p, args.profile) for p in paths))
     with_attribution = args.attribution or explainable or bool(args.update_baseline and args.baseline)
-    results: list[Preview] = []
-    errors, failed = 0, False
-    stored: dict[str, dict] = {}
+    records: list[dict] = []
+    updates: list[dict] = []
     fmt = args.output_format or "concise"
     interactive = sys.stderr.isatty()
-    for path in args.paths:
+    for path in paths:
+        err: list[str] = []
+        rec: dict = {"path": path, "head": [], "summary": [], "json": None, "stderr": err, "error": False,
+                     "failed": False}
+        records.append(rec)
         try:
             with open(path, "rb") as f:
                 src = decode(f.read(), path, weights=True)  # compiled: the weights too
             text = src.text
             with Spinner(path, interactive):
                 mode = args.what_if_mode or ("strip" if args.what_if else None)
-                pv = preview(counter, path, text, args.profile, flags, what_if=mode, stream=args.stream,
-                             attribution=with_attribution, input_path=None if src.is_bytecode else path)
+                pv = preview(counter, path, text, args.profile, flags, what_if=mode,
+                             stream=args.stream or compstat is not None, attribution=with_attribution,
+                             input_path=None if src.is_bytecode else path)
+                if args.binary_size:
+                    pv.binary_size = counter.binary_size(text, counter.prepare_flags(flags).flags,
+                                                         input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
-            print("\n".join(failure_lines(path, e, compiler.version)), file=sys.stderr)
-            errors += 1
+            _say(err, failure_lines(path, e, compiler.version))
+            rec["error"] = True
             continue
         except KeyboardInterrupt:
             counter.cancel_all()
             return 130
-        for w in pv.warnings:
-            print(f"mlir-lsp: warning: {path}: {w}", file=sys.stderr)
-        for n in pv.notes:
-            print(f"mlir-lsp: note: {path}: {n}", file=sys.stderr)
-        if fmt != "json":
-            for a in pv.assert_sources:
-                print(f"{path}:{a.line}:{a.column}: {mla004.concise(a)}")
-        results.append(pv)
-        failed |= not _judged(args, pv, text, baseline, stored)
-    if fmt == "json":
-        print(json.dumps([r.as_json() for r in results], indent=2))
+        _say(err, [f"mlir-lsp: warning: {path}: {w}" for w in pv.warnings]
+             + [f"mlir-lsp: note: {path}: {n}" for n in pv.notes])
+        rec["head"] = [f"{path}:{a.line}:{a.column}: {mla004.concise(a)}" for a in pv.assert_sources]
+        if compstat is not None:
+            ok = _judged_compstat(args, pv, text, compstat.files[path], err, updates)
+        else:
+            ok = _judged(args, pv, text, baseline, err, updates)
+        rec["failed"] = not ok
+        rec["json"] = pv.as_json()
+        rec["summary"] = summary_lines(pv, args.quiet)
+    sys.stdout.write(render_counts(records, fmt))
+    if args.results_out:  # a shard's part: the merge writes the baseline
+        written = write_results(args, "dispatch-count", list(args.paths), records, updates)
     else:
-        for r in results:
-            print("\n".join(summary_lines(r, args.quiet)))
-    if args.update_baseline and args.baseline and not _update_baseline(args.baseline, results, stored):
+        written = not (args.update_baseline and args.baseline) or apply_updates(args.baseline, updates)
+    return counts_exit(records, written)
+
+
+def _say(sink: list[str], lines: list[str]) -> None:
+    """Lines for stderr: printed now, and kept for a shard's results file."""
+    for line in lines:
+        print(line, file=sys.stderr)
+    sink.extend(lines)
+
+
+def render_counts(records: list[dict], fmt: str) -> str:
+    """What `--dispatch-count` prints for its files (a merge of shards prints the same): JSON,
+    or the MLA004 lines of each file, then each file's summary."""
+    if fmt == "json":
+        return json.dumps([r["json"] for r in records if r["json"] is not None], indent=2) + "\n"
+    lines = [line for r in records for line in r["head"]] + [line for r in records for line in r["summary"]]
+    return "".join(line + "\n" for line in lines)
+
+
+def counts_exit(records: list[dict], written: bool) -> int:
+    if not written or any(r["error"] for r in records):
         return 2
-    if errors:
-        return 2
-    return 1 if failed else 0
+    return 1 if any(r["failed"] for r in records) else 0
 
 
 def failure_lines(path: str, e: Exception, version: str) -> list[str]:
@@ -156,27 +229,89 @@ def failure_lines(path: str, e: Exception, version: str) -> list[str]:
     return [*out, f"mlir-lsp: error: {path}: {msg}"]
 
 
-def _judged(args, pv: Preview, text: str, baseline: Baseline | None, stored: dict[str, dict]) -> bool:
-    """Whether the count is within its budget and baseline (the verdicts printed, a count over
-    its baseline explained); the attribution to store kept in `stored`, and taken out of the
-    output when only the baseline asked for it."""
+def _judged(args, pv: Preview, text: str, baseline: Baseline | None, err: list[str], updates: list[dict]) -> bool:
+    """Whether the count is within its budget and baseline (the verdicts said, a count over
+    its baseline explained); the baseline update asked for added to `updates`, and the
+    attribution taken out of the output when only the baseline asked for it."""
     verdicts = judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches,
                      baseline.counts if baseline is not None else None)
-    for v in verdicts:
-        print(("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message, file=sys.stderr)
-    ok = all(v.ok for v in verdicts)
-    if pv.attribution is not None:
-        lines = text.split("\n")
-        if not ok and baseline is not None:
-            for line in explain_over_baseline(pv, lines, baseline, args.baseline):
-                print(line, file=sys.stderr)
-        if args.update_baseline:
-            stored[pv.path] = compact(pv.attribution.dispatches, lines)
-        if not args.attribution:  # asked for by the baseline only: not in the output
-            pv.attribution = None
-            if pv.what_if:
-                pv.what_if.only_because_of_asserts = None
+    ok = _said(err, verdicts)
+    stored = _explained(args, pv, text, baseline if not ok else None, args.baseline, err)
+    if args.update_baseline and args.baseline:
+        updates.append({"kind": "baseline", "path": pv.path, "profile": pv.profile, "count": pv.flow_dispatches,
+                        "attribution": stored})
     return ok
+
+
+def _explained(args, pv: Preview, text: str, over: Baseline | None, baseline_path: str | None,
+               err: list[str]) -> dict | None:
+    """A count over the baseline `over` explained; the attribution to store (compact), taken out
+    of the output when only the baseline asked for it."""
+    if pv.attribution is None:
+        return None
+    lines = text.split("\n")
+    if over is not None and baseline_path is not None:
+        _say(err, explain_over_baseline(pv, lines, over, baseline_path))
+    stored = compact(pv.attribution.dispatches, lines) if args.update_baseline else None
+    if not args.attribution:  # asked for by the baseline only: not in the output
+        pv.attribution = None
+        if pv.what_if:
+            pv.what_if.only_because_of_asserts = None
+    return stored
+
+
+def _judged_compstat(args, pv: Preview, text: str, f: CompstatFile, err: list[str], updates: list[dict]) -> bool:
+    """The count judged as iree-test-suites' compstat test judges it: the stream-level count at
+    most the golden, the .vmfb's size at most its golden (each when the file has one); over
+    one, the new dispatches named from the attribution beside the file."""
+    golden, count = f.golden_dispatch_count, pv.stream_dispatches
+    size, golden_size = pv.binary_size, f.golden_binary_size
+    ok = True
+    if count is None:
+        _say(err, [f"mlir-lsp: error: {pv.path}: iree-compile gave no stream-level dispatch-count for {f.path}"])
+        ok = False
+    elif args.update_baseline:
+        pass
+    elif golden is None:
+        _say(err, [f"mlir-lsp: {pv.path}: {count} dispatches at stream level; {f.path} has no "
+                   f"{COUNT_KEY} (write it with --update-baseline)"])
+    else:
+        ok = _said(err, against(count, golden, f"{pv.path}: {count} dispatches at stream level, over the golden "
+                                 f"{golden} of {f.path} (+{count - golden}); at flow level {split_text(pv)}",
+                                 f"{pv.path}: {count} dispatches at stream level, under the golden {golden} of "
+                                 f"{f.path} ({count - golden}); lower it with --update-baseline"))
+    if size is not None and golden_size is not None and not args.update_baseline:
+        ok = _said(err, against(size, golden_size, f"{pv.path}: the .vmfb is {size} bytes, over the "
+                                 f"{SIZE_KEY} {golden_size} of {f.path} (+{size - golden_size})",
+                                 f"{pv.path}: the .vmfb is {size} bytes, under the {SIZE_KEY} {golden_size} of "
+                                 f"{f.path}")) and ok
+    elif golden_size is not None and size is None and not args.update_baseline:
+        _say(err, [f"mlir-lsp: note: {pv.path}: {SIZE_KEY} of {f.path} not checked (no .vmfb built: --binary-size)"])
+    if args.max_dispatches is not None:
+        ok = _said(err, judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches, None)) and ok
+    over = as_baseline(pv.path, f, pv.profile, golden) if not ok and golden is not None else None
+    if over is not None and not over.stored(pv.path, pv.profile):
+        _say(err, [f"mlir-lsp: note: no attribution beside {f.path} for profile {pv.profile!r}: write it with "
+                   "--update-baseline to see which dispatches are new"])
+    stored = _explained(args, pv, text, over, f.path, err)
+    if args.update_baseline and count is not None:
+        values = {COUNT_KEY: count, **({SIZE_KEY: size} if size is not None else {})}
+        updates.append({"kind": "compstat", "path": pv.path, "file": f.path, "profile": pv.profile,
+                        "values": values, "attribution": stored})
+    return ok
+
+
+def _said(err: list[str], verdicts: list[Verdict]) -> bool:
+    """The verdicts said (failing ones as errors); whether all pass."""
+    _say(err, [("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message for v in verdicts])
+    return all(v.ok for v in verdicts)
+
+
+def split_text(pv: Preview) -> str:
+    """`N in initializers (run once), M in functions` of a count's dispatches."""
+    init, funcs = initializer_split(pv.per_function)
+    return (f"{init + funcs} dispatches: {init} in initializers (hoisted constants, run once), "
+            f"{funcs} in functions")
 
 
 def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
@@ -191,30 +326,49 @@ def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
         if w.saved:
             line += f" ({w.saved:+d} saved)".replace("+", "")
     line += f"  [profile {r.profile}, iree-compile {r.compiler_version}, {r.seconds:.1f} s]"
-    out = [line]
+    out = [line, f"    of the {split_text(r)}"]
+    if r.binary_size is not None:
+        out.append(f"    .vmfb: {r.binary_size} bytes")
     if len(r.per_function) > 1 and not quiet:
         for k, v in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
             out.append(f"    {v:>6}  {k}")
     return out + attribution_lines(r)
 
 
-def _update_baseline(file: str, results: list[Preview], stored: dict[str, dict]) -> bool:
-    """The counts (and attribution) written into the baseline `file`, its other entries kept."""
+def apply_updates(file: str, updates: list[dict]) -> bool:
+    """The counts (and attribution) of a run written: into the baseline `file` (its other
+    entries kept), or into the goldens of the compstat files (only those numbers changed)."""
+    ours = [u for u in updates if u["kind"] == "baseline"]
     try:
-        kept = load_baseline(file)
-    except BaselineError:
-        kept = Baseline({})
-    for r in results:
-        kept.counts.setdefault(r.path, {})[r.profile] = r.flow_dispatches
-        if r.path in stored:
-            kept.attribution.setdefault(r.path, {})[r.profile] = stored[r.path]
-    try:
-        save_baseline(file, kept)
-    except OSError as e:
-        print(f"mlir-lsp: error: cannot write {file}: {e.strerror or e}", file=sys.stderr)
+        for u in updates:
+            if u["kind"] == "compstat":
+                write_goldens(u["file"], u["values"], u["profile"], u.get("attribution"))
+                print(f"mlir-lsp: wrote {u['file']}", file=sys.stderr)
+        if ours or not updates and not _is_compstat_target(file):
+            try:
+                kept = load_baseline(file)
+            except BaselineError:
+                kept = Baseline({})
+            for u in ours:
+                kept.counts.setdefault(u["path"], {})[u["profile"]] = u["count"]
+                if u.get("attribution") is not None:
+                    kept.attribution.setdefault(u["path"], {})[u["profile"]] = u["attribution"]
+            save_baseline(file, kept)
+            print(f"mlir-lsp: wrote {file}", file=sys.stderr)
+    except BaselineError as e:
+        print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return False
-    print(f"mlir-lsp: wrote {file}", file=sys.stderr)
+    except OSError as e:
+        print(f"mlir-lsp: error: cannot write {e.filename or file}: {e.strerror or e}", file=sys.stderr)
+        return False
     return True
+
+
+def _is_compstat_target(file: str) -> bool:
+    try:
+        return load_compstat_files(file) is not None
+    except BaselineError:
+        return os.path.isdir(file)
 
 
 def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, baseline_path: str,

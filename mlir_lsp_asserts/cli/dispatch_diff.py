@@ -30,6 +30,7 @@ from ..dispatch.flags import profile_flags, split_flags
 from ..source import SourceError, decode
 from .dispatch import user_profiles
 from .output import gh_escape
+from .results import shard_inputs, write_results
 
 FORMATS = ("concise", "full", "json", "github")
 CONCISE_SOURCES = 8
@@ -108,33 +109,53 @@ def run_dispatch_diff(args) -> int:
     other_counter = (counter.sibling() if other_compiler.path == compiler.path
                      else DispatchCounter(other_compiler, timeout=args.timeout, disk_cache=not args.no_cache))
     workers = 2 if (args.jobs or os.cpu_count() or 1) > 1 else 1
-    results, errors = [], 0
-    for path in args.paths:
+    try:
+        paths = shard_inputs(args, args.paths)
+    except ValueError as e:
+        return _error(str(e))
+    records: list[dict] = []
+    for path in paths:
         try:
-            results.append(_one(args, path, flags, other_flags, counter, other_counter, baseline, workers))
+            r = _one(args, path, flags, other_flags, counter, other_counter, baseline, workers)
         except (OSError, SourceError, CompilerError, BaselineError) as e:
-            errors += 1
             if isinstance(e, OSError) and e.filename and e.strerror:  # names the file it is about
-                print(f"mlir-lsp: error: {e.filename}: {e.strerror}", file=sys.stderr)
+                msg = f"mlir-lsp: error: {e.filename}: {e.strerror}"
             else:
-                print(f"mlir-lsp: error: {path}: {e}", file=sys.stderr)
+                msg = f"mlir-lsp: error: {path}: {e}"
+            print(msg, file=sys.stderr)
+            records.append({"path": path, "error": True, "stderr": [msg]})
+            continue
         except KeyboardInterrupt:
             counter.cancel_all()
             other_counter.cancel_all()
             return 130
-    for r in results:
-        for side in (r.current, r.against):
-            for n in side.notes:
-                print(f"mlir-lsp: note: {r.path} ({side.label}): {n}", file=sys.stderr)
-    if fmt == "json":
-        print(json.dumps([r.as_json() for r in results], indent=2))
-    elif fmt == "github":
-        print("\n".join(line for r in results for line in github_lines(r)))
-    else:
-        print("\n".join(line for r in results for line in text_lines(r, full=fmt == "full")))
-    if errors:
+        records.append({"path": path, "error": False, "delta": r.delta, "json": r.as_json(),
+                        "text": text_lines(r), "full": text_lines(r, full=True), "github": github_lines(r),
+                        "stderr": [f"mlir-lsp: note: {r.path} ({side.label}): {n}"
+                                   for side in (r.current, r.against) for n in side.notes]})
+    for rec in records:
+        if not rec["error"]:
+            for line in rec["stderr"]:
+                print(line, file=sys.stderr)
+    sys.stdout.write(render_diffs(records, fmt))
+    if not write_results(args, "dispatch-diff", list(args.paths), records):
         return 2
-    return 1 if any(r.delta > 0 for r in results) and not args.exit_zero else 0
+    return diffs_exit(records, args.exit_zero)
+
+
+def render_diffs(records: list[dict], fmt: str) -> str:
+    """What `--dispatch-diff` prints for its files (a merge of shards prints the same)."""
+    done = [r for r in records if not r["error"]]
+    if fmt == "json":
+        return json.dumps([r["json"] for r in done], indent=2) + "\n"
+    key = {"github": "github", "full": "full"}.get(fmt, "text")
+    return "\n".join(line for r in done for line in r[key]) + "\n"
+
+
+def diffs_exit(records: list[dict], exit_zero: bool) -> int:
+    if any(r["error"] for r in records):
+        return 2
+    return 1 if any(r["delta"] > 0 for r in records) and not exit_zero else 0
 
 
 def _label(args, compiler, other_compiler) -> str:

@@ -13,7 +13,8 @@ import time
 
 from .. import __version__
 from ..file_job import FileOutcome, JobOptions, run_file
-from .output import OUTPUT_FORMATS, RENDERERS, FileReport, render_statistics
+from .output import OUTPUT_FORMATS, RENDERERS, FileReport, check_records, render_statistics
+from .results import shard_inputs, write_results
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_THRESHOLD = 8
@@ -71,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     dispatch.add_arguments(p)
     dispatch_diff.add_arguments(p)
+    from .results import add_arguments as add_shard_arguments
+
+    add_shard_arguments(p)
     return p
 
 
@@ -98,6 +102,22 @@ def run(argv: list[str] | None) -> int:
         return show_settings()
     if args.explain is not None:
         return explain_rule(args.explain, args.output_format)
+    for flag, given in (("--shard", args.shard), ("--results-out", args.results_out)):
+        if given is not None and not (args.check or args.dispatch_count or args.dispatch_diff):
+            print(f"mlir-lsp: error: {flag} goes with --check, --dispatch-count or --dispatch-diff", file=sys.stderr)
+            return EXIT_ERROR
+    if args.shard is not None:
+        from ..shards import parse_shard
+
+        try:
+            parse_shard(args.shard)
+        except ValueError as e:
+            print(f"mlir-lsp: error: {e}", file=sys.stderr)
+            return EXIT_ERROR
+    if args.merge_results:
+        from .merge import run_merge
+
+        return run_merge(args)
     if args.list_profiles:
         from .dispatch import run_list_profiles
 
@@ -211,7 +231,9 @@ def _interactive() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 
-def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
+def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str], list[str]]:
+    """(the outcomes of the files of this run (its shard), messages about the paths, every file
+    of the whole run)."""
     from pathlib import Path
 
     from ..config import ConfigError, settings_for
@@ -221,7 +243,8 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
         exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
     except ConfigError:
         exclude = ()  # the bad config is reported per file, with the file's name
-    files, problems = discover(args.paths, exclude, force_exclude=args.force_exclude)
+    every, problems = discover(args.paths, exclude, force_exclude=args.force_exclude)
+    files = shard_inputs(args, every)
     stdin_data = None
     if "-" in files:
         stdin_data = sys.stdin.buffer.read()
@@ -248,7 +271,7 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str]]:
         for oc in outcomes:
             if oc.path == "-":
                 oc.path = args.stdin_filename
-    return outcomes, problems
+    return outcomes, problems, every
 
 
 def run_check(args) -> int:
@@ -282,7 +305,7 @@ def run_check(args) -> int:
 
 def _check_once(args, opts: JobOptions, measurer=None) -> int:
     t0 = time.monotonic()
-    outcomes, problems = check_paths(args, opts)
+    outcomes, problems, every = check_paths(args, opts)
     if measurer is not None:
         problems = problems + measurer.measure(outcomes, args.quiet)
     fmt = args.output_format or "concise"
@@ -312,6 +335,8 @@ def _check_once(args, opts: JobOptions, measurer=None) -> int:
             sys.stderr.write(RENDERERS[fmt](reports))  # stdout carries the fixed text
     else:
         sys.stdout.write(RENDERERS[fmt](reports))
+    if args.results_out and not write_results(args, "check", every, check_records(outcomes), problems=problems):
+        errors += 1
     if args.statistics:
         stream = sys.stderr if fmt not in ("concise", "full") else sys.stdout
         stream.write(render_statistics(reports))

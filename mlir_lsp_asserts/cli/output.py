@@ -236,3 +236,29 @@ def render_statistics(reports: list[FileReport]) -> str:
         mark = " [*]" if fixable.get(code) else ""
         lines.append(f"{n:>6}\t{code}\t{name}{mark}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+# -- a shard's findings, merged (`--merge-results`) ----------------------------------------------
+MERGED_FORMATS = ("concise", "full", "json", "json-lines", "github")
+
+
+def check_records(outcomes) -> list[dict]:
+    """Per file, what each format a merge can print says of it (each of these formats is the
+    files' parts one after the other; json's items are json-lines' lines)."""
+    out = []
+    for oc in outcomes:
+        if oc.error:
+            out.append({"path": oc.path, "error": oc.error})
+            continue
+        rep = [FileReport(oc.path, oc.findings, oc.text, oc.lines)]
+        out.append({"path": oc.path, "error": oc.write_error, "findings": len(oc.findings),
+                    **{f: RENDERERS[f](rep) for f in MERGED_FORMATS if f != "json"}})
+    return out
+
+
+def render_check_records(records: list[dict], fmt: str) -> str:
+    done = [r for r in records if "findings" in r]
+    if fmt == "json":
+        items = [line for r in done for line in r["json-lines"].split("\n") if line]
+        return "[\n" + ",\n".join(items) + "\n]\n" if items else "[]\n"
+    return "".join(r[fmt] for r in done)

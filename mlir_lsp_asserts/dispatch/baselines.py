@@ -17,6 +17,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..files import load_json
 from .attribution import Site, describe, dispatch_name
 from .cache import write_new_or_atomic
 from .results import Dispatch
@@ -37,15 +38,9 @@ class Baseline:
 
 
 def load_baseline(path: str) -> Baseline:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: baseline file not found (create it with --update-baseline)") from None
-    except (OSError, ValueError) as e:
-        raise BaselineError(f"{path}: cannot read baseline: {e}") from None
+    data = load_json(path, BaselineError, "baseline file not found (create it with --update-baseline)", "baseline")
     counts = data.get("counts") if isinstance(data, dict) else None
-    if not isinstance(counts, dict):
+    if not isinstance(data, dict) or not isinstance(counts, dict):
         raise BaselineError(f"{path}: not a baseline file (expected {{\"version\": 1, \"counts\": {{...}}}})")
     attribution = data.get("attribution")
     return Baseline(counts, attribution if isinstance(attribution, dict) else {})
@@ -72,7 +67,7 @@ class Verdict:
     message: str
 
 
-def _against(count: int, limit: int, over: str, under: str) -> list[Verdict]:
+def against(count: int, limit: int, over: str, under: str) -> list[Verdict]:
     """A failing verdict over the limit, a passing one under it, none at it."""
     if count > limit:
         return [Verdict(False, over)]
@@ -83,7 +78,7 @@ def judge(path: str, profile: str, count: int, max_dispatches: int | None,
           baseline: dict[str, dict[str, int]] | None) -> list[Verdict]:
     out = []
     if max_dispatches is not None:
-        out += _against(count, max_dispatches,
+        out += against(count, max_dispatches,
                         f"{path}: {count} dispatches is over the budget of {max_dispatches} "
                         f"(+{count - max_dispatches})",
                         f"{path}: {count} dispatches, {max_dispatches - count} under the budget of {max_dispatches}")
@@ -92,7 +87,7 @@ def judge(path: str, profile: str, count: int, max_dispatches: int | None,
         if golden is None:
             out.append(Verdict(True, f"{path}: no baseline for profile {profile!r} (run with --update-baseline)"))
         else:
-            out += _against(count, golden,
+            out += against(count, golden,
                             f"{path}: {count} dispatches with profile {profile!r}, above the baseline "
                             f"{golden} (+{count - golden})",
                             f"{path}: {count} dispatches with profile {profile!r}, went down from the "

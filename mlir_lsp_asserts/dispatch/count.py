@@ -248,6 +248,21 @@ class DispatchCounter:
         key, _hit = self._lookup("count::0", flags, text, attribution)
         return self.cache.last_ir.get(key, ""), None
 
+    def binary_size(self, text: str, flags: list[str], *, input_path: str | None = None) -> int:
+        """The size in bytes of the .vmfb a full compile of `text` with `flags` writes (as
+        iree-test-suites' compstat test measures it; minutes for a big model, cached). The
+        module holds the source's path as given (its debug locations): it is part of the key."""
+        key = self.key(f"vmfb:{input_path or ''}", flags, text)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return int(hit["size"])
+        with _workdir(text, input_path) as (tmp, src):
+            out = os.path.join(tmp, "module.vmfb")
+            self._run([self.compiler.path, src, *flags, "-o", out], {src: None})
+            size = os.path.getsize(out)
+        self.cache.put(key, {"size": size})
+        return size
+
     def lower_to_input(self, text: str, flags: list[str], input_path: str | None = None) -> str:
         key = self.key("lower-input", flags, text)
         hit = self.cache.get(key)

@@ -31,7 +31,7 @@ from .attribution import describe, place, unmatched
 from .baselines import Baseline, expand
 from .compiler import CompilerError
 from .count import DispatchCounter, is_torch_input, untargeted_warning
-from .preview import Preview
+from .preview import Preview, split_json
 from .results import BaselineComparison, Change, Dispatch, changes_json
 
 MLA004 = "MLA004"  # the code of a torch op that lowers to asserts (rules/mla004_...)
@@ -80,7 +80,8 @@ class Side:
     def as_json(self) -> dict:
         return {"label": self.label, "path": self.path, "compiler_version": self.compiler_version,
                 "profile": self.profile, "flags": list(self.flags), "flow_dispatches": self.flow_dispatches,
-                "per_function": self.per_function, "seconds": self.seconds, "notes": list(self.notes)}
+                "per_function": self.per_function, "seconds": self.seconds, "notes": list(self.notes),
+                **split_json(self.per_function)}
 
 
 def compiled_side(counter: DispatchCounter, label: str, path: str, text: str, flags: list[str], profile: str,

@@ -31,6 +31,7 @@ class Preview:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     attribution: Attribution | None = None
+    binary_size: int | None = None  # bytes of the .vmfb, when one was built (--binary-size)
 
     def as_json(self) -> dict:
         return {"path": self.path, "profile": self.profile, "compiler_version": self.compiler_version,
@@ -38,7 +39,22 @@ class Preview:
                 "per_function": self.per_function, "what_if": self.what_if.as_json() if self.what_if else None,
                 "seconds": self.seconds, "assert_sources": [s.as_json() for s in self.assert_sources],
                 "notes": list(self.notes), "warnings": list(self.warnings),
-                "attribution": self.attribution.as_json() if self.attribution else None}
+                "attribution": self.attribution.as_json() if self.attribution else None,
+                **split_json(self.per_function),
+                "binary_size": self.binary_size}
+
+
+def initializer_split(per_function: dict[str, int]) -> tuple[int, int]:
+    """(dispatches in `util.initializer`s: hoisted constants, run once at load; dispatches in
+    functions) of a count's per-function split (`attribution.dispatch_name`'s keys)."""
+    init = sum(n for k, n in per_function.items() if k.startswith("util.initializer"))
+    return init, sum(per_function.values()) - init
+
+
+def split_json(per_function: dict[str, int]) -> dict[str, int]:
+    """`initializer_split` as the JSON of a count says it."""
+    init, funcs = initializer_split(per_function)
+    return {"initializer_dispatches": init, "function_dispatches": funcs}
 
 
 @dataclass

@@ -40,7 +40,7 @@ from . import (
     tokens_feature,
 )
 from .dispatch_state import DispatchState
-from .open_documents import OpenDocument, Snapshot
+from .open_documents import OpenDocument, Snapshot, Stamp
 from .options import ServerOptions
 from .parser_feature import ParserDiagnostics
 from .transport import MlirLspProtocol, run_stdio
@@ -69,8 +69,8 @@ class MlirLspServer(LanguageServer):
         self.lock = threading.RLock()  # documents are edited on the loop, read by background work
         # Diagnostics of other sources than the checker, per document version (publishing.py)
         self.diagnostic_sources = (
-            lambda doc: self.parser_diagnostics.for_version(doc.uri, doc.version),
-            lambda doc: dispatch_feature.count_diagnostics(self, doc.uri, doc.version),
+            lambda doc: self.parser_diagnostics.for_version(doc.uri, doc.stamp),
+            lambda doc: dispatch_feature.count_diagnostics(self, doc.uri, doc.stamp),
         )
 
     @property
@@ -97,11 +97,11 @@ class MlirLspServer(LanguageServer):
             doc = self.documents.get(uri)
             return doc.snapshot() if doc is not None else None
 
-    def snapshot_parts(self, uri: str) -> tuple[int | None, list[tuple[str, int, int]]] | None:
-        """(version, the text as a list of pieces): a consistent view without joining them."""
+    def snapshot_parts(self, uri: str) -> tuple[Stamp, list[tuple[str, int, int]]] | None:
+        """(stamp, the text as a list of pieces): a consistent view without joining them."""
         with self.lock:
             doc = self.documents.get(uri)
-            return (doc.version, doc.parts()) if doc is not None else None
+            return (doc.stamp, doc.parts()) if doc is not None else None
 
     # -- diagnostics (publishing.py) ---------------------------------------------------------
     def diagnostics(self, uri: str) -> tuple[int | None, list[types.Diagnostic]]:

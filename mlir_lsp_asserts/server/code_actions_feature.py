@@ -22,6 +22,7 @@ class QuickFixData(TypedDict):
 
     uri: str
     version: int | None
+    opened: int  # the document's opening (open_documents.Stamp): a reopened one is another text
     group: int  # `FindingGroup.key` in that version
     op: int  # the assert's offset in the group
     mode: str  # FixMode
@@ -32,6 +33,7 @@ class WholeDocumentData(TypedDict):
 
     uri: str
     version: int | None
+    opened: int
     kind: str
 
 
@@ -63,7 +65,7 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
         lo, hi = group.offset(start), group.offset(end)
         # The findings as the diagnostics show them (with the measured notes), so that clients
         # matching an action to its diagnostic by message find it.
-        for f in dispatch_feature.measured_findings(ls, doc.uri, doc.version, group.findings, group.first_line):
+        for f in dispatch_feature.measured_findings(ls, doc.uri, doc.stamp, group.findings, group.first_line):
             if not f.fixes or f.span.end < lo or f.span.start > hi:
                 continue
             has_assume = any(x.mode == FixMode.ASSUME for x in f.fixes)
@@ -76,8 +78,8 @@ def quick_fixes(ls, doc, rng: types.Range, lazy: bool) -> list[types.CodeAction]
                     title=fix.title, kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic(doc.uri, f, group.first_line)], is_preferred=True if preferred else None)
                 if lazy:
-                    action.data = QuickFixData(uri=doc.uri, version=doc.version, group=group.key, op=f.op_start,
-                                               mode=fix.mode)
+                    action.data = QuickFixData(uri=doc.uri, version=doc.version, opened=doc.opened, group=group.key,
+                                               op=f.op_start, mode=fix.mode)
                 else:
                     action.edit = workspace_edit(doc.uri, doc.version, range_edits(group.edits(fix.edits)))
                 out.append(action)
@@ -113,7 +115,7 @@ def setup(server) -> None:
                 continue
             action = types.CodeAction(title=title, kind=kind)
             if lazy:
-                action.data = WholeDocumentData(uri=doc.uri, version=doc.version, kind=kind)
+                action.data = WholeDocumentData(uri=doc.uri, version=doc.version, opened=doc.opened, kind=kind)
             else:
                 edits = whole_document_edit(ls, doc, mode, unsafe)
                 if not edits:
@@ -126,8 +128,8 @@ def setup(server) -> None:
     def resolve(ls, action: types.CodeAction):
         data = action.data if isinstance(action.data, dict) else {}
         doc = ls.document(data.get("uri", ""))
-        if doc is None or doc.version != data.get("version"):
-            return action  # the document changed: no edit (the client asks again)
+        if doc is None or [doc.opened, doc.version] != [data.get("opened"), data.get("version")]:
+            return action  # the document changed (or was reopened): no edit (the client asks again)
         if "kind" in data:
             for kind, mode, unsafe, _title in _whole_document_actions(ls):
                 if kind == data["kind"]:

@@ -30,6 +30,7 @@ from .dispatch_views import OLDER_SYNTAX, attribution_lenses, lens_title
 from .dispatch_views import count_diagnostics as count_diagnostics
 from .dispatch_views import hover_lines as hover_lines
 from .dispatch_views import saved_dispatches as saved_dispatches
+from .open_documents import Stamp
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -45,6 +46,11 @@ class OpenText(NamedTuple):
     version: int | None
     text: str
     path: str
+    opened: int = 0  # the document's opening (0: a file checked from disk, whose version is its mtime)
+
+    @property
+    def stamp(self) -> Stamp:
+        return (self.opened, self.version)
 
 
 def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
@@ -55,7 +61,7 @@ def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
         disk = getattr(ls, "disk_files", None)
         got = disk.text(uri) if disk is not None else None
         return None if got is None else OpenText(*got)
-    return OpenText(snap.version, snap.source, snap.path or uri)
+    return OpenText(snap.version, snap.source, snap.path or uri, snap.opened)
 
 
 def _flags(ls: MlirLspServer) -> list[str]:
@@ -76,19 +82,21 @@ def compute(ls: MlirLspServer, uri: str | None, interactive: bool = True) -> dic
 
 
 def count_document(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Answer | None:
-    """The count of this version of the document (None: cancelled, the document changed)."""
-    version = got.version
+    """The count of this text of the document (None: cancelled, the document changed). Results
+    are kept under the text's stamp: a document closed and reopened at the same version with
+    another text never shares or gets the old text's count."""
+    stamp = got.stamp
     state = ls.dispatch
     with state.lock:
         running = state.inflight.get(uri)
-        if running is None or running[0] != version:
-            state.inflight[uri] = mine = (version, threading.Event())
+        if running is None or running[0] != stamp:
+            state.inflight[uri] = mine = (stamp, threading.Event())
             running = None
-    if running is not None:  # the same version is being counted (on open or save): share its answer
+    if running is not None:  # the same text is being counted (on open or save): share its answer
         running[1].wait()
         with state.lock:
             r = state.results.get(uri)
-        return r[1] if r and r[0] == version else None
+        return r[1] if r and r[0] == stamp else None
     try:
         return _count(ls, uri, got, interactive)
     finally:
@@ -99,7 +107,7 @@ def count_document(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool
 
 
 def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Answer | None:
-    version, text, path = got
+    version, text, path = got.version, got.text, got.path
     state, opts = ls.dispatch, ls.options.dispatch
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
     progress = Progress(ls, token, f"iree-compile: counting dispatches ({opts.profile})")
@@ -116,7 +124,7 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     except (CompilerError, ValueError) as e:
         if str(e) == "cancelled":
             return None
-        return _failed(ls, uri, version, e, own, had_diagnostics, interactive)
+        return _failed(ls, uri, got, e, own, had_diagnostics, interactive)
     finally:
         progress.end()
         if own is not None and state.running.get(uri) is own:
@@ -127,10 +135,10 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     lenses = attribution_lenses(text, pv, answer.baseline)
     measured = Measurement.of(pv, opts.extra_flags)
     with state.lock:
-        state.results[uri] = (version, answer)
-        state.lenses[uri] = (version, lenses)
+        state.results[uri] = (got.stamp, answer)
+        state.lenses[uri] = (got.stamp, lenses)
         if measured is not None:
-            state.measured[uri] = (version, measured)
+            state.measured[uri] = (got.stamp, measured)
         else:
             had_diagnostics |= state.measured.pop(uri, None) is not None
     _refresh_lenses(ls)
@@ -139,18 +147,18 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     return answer
 
 
-def _failed(ls: MlirLspServer, uri: str, version: int | None, e: Exception, own: DispatchCounter | None,
+def _failed(ls: MlirLspServer, uri: str, got: OpenText, e: Exception, own: DispatchCounter | None,
             had_diagnostics: bool, interactive: bool) -> Answer:
-    """A count that failed: its answer kept for this version, the compiler's errors published."""
+    """A count that failed: its answer kept for this text, the compiler's errors published."""
     state = ls.dispatch
     errors = e.diagnostics if isinstance(e, CompilerError) else []
-    answer = Answer(version, error=str(e), compile_errors=errors)
+    answer = Answer(got.version, error=str(e), compile_errors=errors)
     syntax = other_release_syntax(errors)
     if syntax is not None and own is not None:  # not an error of the file: this compiler reads another release's syntax
         answer.unsupported_syntax = True
         answer.error = f"n/a ({OLDER_SYNTAX}): {other_release_message(own.compiler.version, syntax)}"
     with state.lock:
-        state.results[uri] = (version, answer)
+        state.results[uri] = (got.stamp, answer)
         state.lenses.pop(uri, None)
         had_diagnostics |= state.measured.pop(uri, None) is not None
     if interactive:
@@ -181,18 +189,18 @@ def baseline_result(ls: MlirLspServer, path: str, text: str, pv: Preview) -> Bas
     return compare_with_baseline(pv, text.split("\n"), baseline, key, file)
 
 
-def measurement(state: DispatchState, uri: str, version: int | None) -> Measurement | None:
-    """What the last what-if measured, when it compiled this version of the document."""
+def measurement(state: DispatchState, uri: str, stamp: Stamp) -> Measurement | None:
+    """What the last what-if measured, when it compiled this text of the document."""
     with state.lock:
         m = state.measured.get(uri)
-    return m[1] if m and m[0] == version else None
+    return m[1] if m and m[0] == stamp else None
 
 
-def measured_findings(ls: MlirLspServer, uri: str, version: int | None, findings: list[Finding],
+def measured_findings(ls: MlirLspServer, uri: str, stamp: Stamp, findings: list[Finding],
                       line0: int = 0) -> list[Finding]:
-    """`findings` (of a piece starting at `line0`) with the measured notes of this version, and
+    """`findings` (of a piece starting at `line0`) with the measured notes of this text, and
     MLA001 at information severity where nothing is saved when `measuredSeverity` is on."""
-    m = measurement(ls.dispatch, uri, version)
+    m = measurement(ls.dispatch, uri, stamp)
     return findings if m is None else m.annotate(findings, line0, lower=ls.settings.measured_severity)
 
 
@@ -265,20 +273,20 @@ def setup(server: MlirLspServer) -> None:
         doc = ls.document(uri)  # its version only: no copy of the text per lens request
         if doc is None:
             return []
-        version = doc.version
+        stamp = doc.stamp
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
         state = ls.dispatch
         with state.lock:
             cached = state.results.get(uri)
             extra = state.lenses.get(uri)
-        if cached and cached[0] == version:
+        if cached and cached[0] == stamp:
             title = lens_title(cached[1])
-        elif cached:
+        elif cached and cached[0][0] == stamp[0]:  # this opening, an older version (not a closed one's)
             title = lens_title(cached[1]) + " (stale: edited since; click to recount)"
         else:
             title = f"mlir-lsp: count dispatches (iree-compile, {ls.options.dispatch.profile})"
         out = [types.CodeLens(range=top, command=types.Command(title=title, command=DISPATCH_COMMAND, arguments=[uri]))]
-        if extra and extra[0] == version:
+        if extra and extra[0] == stamp:
             for line, text in extra[1]:
                 rng = types.Range(types.Position(line, 0), types.Position(line, 0))
                 out.append(types.CodeLens(range=rng, command=types.Command(

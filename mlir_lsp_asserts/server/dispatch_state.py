@@ -10,6 +10,7 @@ from ..dispatch.count import DispatchCounter
 from ..dispatch.measured_cost import Measurement
 from ..dispatch.preview import Preview
 from ..dispatch.results import BaselineComparison
+from .open_documents import Stamp
 from .options import DispatchOptions
 
 
@@ -49,15 +50,16 @@ class DispatchState:
 
     def __init__(self):
         self.counter: DispatchCounter | None = None
-        self.results: dict[str, tuple[int | None, Answer]] = {}  # uri -> (version, its last count)
+        # Each table: uri -> (the stamp of the text it is of (open_documents.Stamp), ...)
+        self.results: dict[str, tuple[Stamp, Answer]] = {}  # the last count
         self.running: dict[str, DispatchCounter] = {}
         self.lock = threading.Lock()
-        self.lenses: dict[str, tuple[int | None, list[tuple[int, str]]]] = {}  # uri -> (version, lenses)
+        self.lenses: dict[str, tuple[Stamp, list[tuple[int, str]]]] = {}
         self.timers: dict[str, threading.Timer] = {}
-        # uri -> (version, done): a count in progress, shared by requests for the same version
-        self.inflight: dict[str, tuple[int | None, threading.Event]] = {}
-        # uri -> (version, what the last what-if measured), for the findings of that version only
-        self.measured: dict[str, tuple[int | None, Measurement]] = {}
+        # a count in progress, shared by requests for the same text
+        self.inflight: dict[str, tuple[Stamp, threading.Event]] = {}
+        # what the last what-if measured, for the findings of that text only
+        self.measured: dict[str, tuple[Stamp, Measurement]] = {}
 
     def cancel(self, uri: str) -> None:
         """A new edit: the pending timer is dropped and the running compile killed at once."""
@@ -69,7 +71,8 @@ class DispatchState:
             running.cancel_all()
 
     def forget(self, uri: str) -> None:
-        """A closed document: its previews go (reopened, the same version may hold another text)."""
+        """A closed document: its previews go (a count of it still finishing is kept under its
+        stamp, which no reopened document has)."""
         self.cancel(uri)
         with self.lock:
             for table in (self.results, self.lenses, self.measured):

@@ -17,6 +17,7 @@ from ..rules import doc_url
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..syntax.tokens import symbol_after
 from .dispatch_state import Answer, DispatchState
+from .open_documents import Stamp
 
 if TYPE_CHECKING:
     from .app import MlirLspServer
@@ -75,13 +76,13 @@ def attribution_lenses(text: str, pv: Preview, baseline: BaselineComparison | No
     return out
 
 
-def count_diagnostics(ls: MlirLspServer, uri: str, version: int | None) -> list[types.Diagnostic]:
-    """The diagnostics of the last dispatch count, for the version it compiled: the errors of a
+def count_diagnostics(ls: MlirLspServer, uri: str, stamp: Stamp) -> list[types.Diagnostic]:
+    """The diagnostics of the last dispatch count, for the text it compiled: the errors of a
     failed compile (source `iree-compile`), or MLA004 on the torch ops whose lowering put
     asserts into linalg regions."""
     with ls.dispatch.lock:
         r = ls.dispatch.results.get(uri)
-    if not r or r[0] != version:
+    if not r or r[0] != stamp:
         return []
     answer = r[1]
     if answer.unsupported_syntax:
@@ -131,11 +132,11 @@ def compile_error_diagnostics(uri: str, errors: list[dict]) -> list[types.Diagno
     return out
 
 
-def hover_lines(state: DispatchState, uri: str, version: int | None, line: int) -> list[str]:
+def hover_lines(state: DispatchState, uri: str, stamp: Stamp, line: int) -> list[str]:
     """Markdown lines for a hover on the op at 0-based `line` (e.g. a cf.assert): the dispatches
     it ends up in, and those of them that exist only because of asserts (last preview, with
     attribution). For the server's hover: `parts.extend(dispatch_feature.hover_lines(...))`."""
-    pv = _preview(state, uri, version)
+    pv = _preview(state, uri, stamp)
     if pv is None or not pv.attribution:
         return []
     names = by_source_line(pv.attribution).get(line + 1, [])
@@ -151,15 +152,15 @@ def hover_lines(state: DispatchState, uri: str, version: int | None, line: int) 
     return out
 
 
-def _preview(state: DispatchState, uri: str, version: int | None) -> Preview | None:
-    """The preview of the last count, when it compiled this version."""
+def _preview(state: DispatchState, uri: str, stamp: Stamp) -> Preview | None:
+    """The preview of the last count, when it compiled this text."""
     with state.lock:
         r = state.results.get(uri)
-    return r[1].preview if r and r[0] == version else None
+    return r[1].preview if r and r[0] == stamp else None
 
 
-def saved_dispatches(state: DispatchState, uri: str, version: int | None) -> int | None:
-    pv = _preview(state, uri, version)
+def saved_dispatches(state: DispatchState, uri: str, stamp: Stamp) -> int | None:
+    pv = _preview(state, uri, stamp)
     return pv.what_if.saved if pv is not None and pv.what_if else None
 
 

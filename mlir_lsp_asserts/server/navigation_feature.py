@@ -209,7 +209,7 @@ def assert_hover(ls, c: Cursor) -> types.Hover | None:
     line0 = c.place.first_line
     # At the severity the diagnostic shows (measuredSeverity); the measurement itself is listed
     # by dispatch_note below
-    for f in dispatch_feature.measured_findings(ls, c.doc.uri, c.doc.version, result.findings, line0):
+    for f in dispatch_feature.measured_findings(ls, c.doc.uri, c.doc.stamp, result.findings, line0):
         if not (f.span.start <= c.offset <= f.span.end and f.code.startswith("MLA")):
             continue
         parts = [f"**{f.code} {f.name}** ({f.severity.value})", "", f.message]
@@ -267,11 +267,11 @@ def word_hover(c: Cursor) -> types.Hover | None:
 def dispatch_note(ls, doc, line: int) -> list[str]:
     """What the last dispatch count says about the assert at `line` (nothing if none yet)."""
     out = []
-    saved = dispatch_feature.saved_dispatches(ls.dispatch, doc.uri, doc.version)
+    saved = dispatch_feature.saved_dispatches(ls.dispatch, doc.uri, doc.stamp)
     if saved is not None:
         out.append(f"- removing this file's asserts saves {saved} dispatch{'es' if saved != 1 else ''} "
                    f"(iree-compile, {ls.options.dispatch.profile})")
-    return out + dispatch_feature.hover_lines(ls.dispatch, doc.uri, doc.version, line)
+    return out + dispatch_feature.hover_lines(ls.dispatch, doc.uri, doc.stamp, line)
 
 
 def setup(server) -> None:

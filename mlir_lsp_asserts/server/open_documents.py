@@ -10,6 +10,7 @@ edit inside the IR part costs what it costs in a small file; one that reaches in
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -26,13 +27,26 @@ from .held_resources import LIFT_MIN_BYTES, HeldTail, held_tail_of
 MAX_LIVE_CHARS = 128 * 1024 * 1024
 
 
+# Which text a result belongs to: (the document's opening, its LSP version). A document closed and
+# reopened may come back at the same version with another text (clients restart at 1): a compile
+# or parse of the old text that finishes after the close must never be taken for the new one's.
+Stamp = tuple[int, int | None]
+_openings = itertools.count(1)
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """What background work (compiles, the real parser) needs: an immutable text and its version."""
+    """What background work (compiles, the real parser) needs: an immutable text, its version
+    and its opening (see `Stamp`)."""
 
     uri: str
     version: int | None
     source: str
+    opened: int = 0
+
+    @property
+    def stamp(self) -> Stamp:
+        return (self.opened, self.version)
 
     @property
     def path(self) -> str | None:
@@ -45,10 +59,11 @@ def uri_path(uri: str) -> str | None:
 
 
 class OpenDocument:
-    __slots__ = ("uri", "live", "error", "raw", "tail")
+    __slots__ = ("uri", "live", "error", "raw", "tail", "opened")
 
-    def __init__(self, uri: str, version: int | None, text: str, settings: Settings):
+    def __init__(self, uri: str, version: int | None, text: str, settings: Settings, opened: int | None = None):
         self.uri = uri
+        self.opened = next(_openings) if opened is None else opened  # see Stamp
         self._reset(version, text, settings)
 
     def _reset(self, version: int | None, text: str, settings: Settings) -> None:
@@ -68,14 +83,19 @@ class OpenDocument:
         """The same text checked with other settings (the resource section is not copied)."""
         if self.error or self.tail is None:
             s = self.snapshot()
-            return OpenDocument(self.uri, s.version, s.source, settings)
-        doc = OpenDocument(self.uri, self.version, self.live.text, settings)
+            return OpenDocument(self.uri, s.version, s.source, settings, self.opened)
+        doc = OpenDocument(self.uri, self.version, self.live.text, settings, self.opened)
         doc.tail = self.tail
         return doc
 
     @property
     def version(self) -> int | None:
         return self.live.version
+
+    @property
+    def stamp(self) -> Stamp:
+        """(opening, version): what results of this text are kept under (see `Stamp`)."""
+        return (self.opened, self.live.version)
 
     @property
     def tail_line(self) -> int | None:
@@ -119,11 +139,11 @@ class OpenDocument:
 
     def snapshot(self) -> Snapshot:
         if self.error:
-            return Snapshot(self.uri, self.version, self.raw)
+            return Snapshot(self.uri, self.version, self.raw, self.opened)
         text = self.live.text
         if self.tail is not None:
             text += self.tail.text()
-        return Snapshot(self.uri, self.version, text)
+        return Snapshot(self.uri, self.version, text, self.opened)
 
 
 def _spliced(text: str, rng, new_text: str) -> str:

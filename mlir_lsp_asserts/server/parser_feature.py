@@ -18,6 +18,7 @@ from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
 
 if TYPE_CHECKING:
     from .app import MlirLspServer
+    from .open_documents import Stamp
 
 DEBOUNCE_SECONDS = 0.5
 # The parse runs through `iree.compiler.ir` (the parser and verifier of iree-base-compiler), not iree-opt.
@@ -69,7 +70,7 @@ def real_diagnostics(text: str) -> list[types.Diagnostic]:
 class ParserDiagnostics:
     def __init__(self):
         self.timers: dict[str, threading.Timer] = {}
-        self.results: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
+        self.results: dict[str, tuple[Stamp, list[types.Diagnostic]]] = {}  # uri -> (stamp, diagnostics)
         self.lock = threading.Lock()
         self.enabled = True
         self.children: dict[str, subprocess.Popen[bytes]] = {}  # uri -> running child parse
@@ -91,7 +92,7 @@ class ParserDiagnostics:
         got = ls.snapshot_parts(uri)
         if got is None:
             return
-        version, parts = got
+        stamp, parts = got
         size = sum(e - s for _t, s, e in parts)
         if size > MAX_CHARS:
             return
@@ -99,10 +100,10 @@ class ParserDiagnostics:
         if diags is None:
             return  # killed by a newer edit (or output that does not read as JSON)
         current = ls.document(uri)
-        if current is None or current.version != version:
-            return  # edited meanwhile: a newer run is scheduled
+        if current is None or current.stamp != stamp:
+            return  # edited (or closed and reopened) meanwhile: a newer run is scheduled
         with self.lock:
-            self.results[uri] = (version, diags)
+            self.results[uri] = (stamp, diags)
         ls.in_loop(ls.publish, uri, True)
 
     def _in_child(self, uri: str, parts: list[tuple[str, int, int]]) -> list[types.Diagnostic] | None:
@@ -168,9 +169,10 @@ class ParserDiagnostics:
         if proc is not None and proc.poll() is None:
             proc.kill()
 
-    def shift(self, uri: str, changes: list[tuple[int, int, int]], version: int | None) -> None:
+    def shift(self, uri: str, changes: list[tuple[int, int, int]], stamp: Stamp) -> None:
         """Carry the last result over an edit to `version` instead of dropping it until the next
-        parse: `changes` are (first line, last line, new line count) of each range replaced.
+        parse: `changes` are (first line, last line, new line count) of each range replaced, `stamp`
+        the document's after the edit.
         Diagnostics below a change move with their lines; those on lines it replaced stay, kept
         within its new lines (the next parse, half a second later, says what is true there)."""
         with self.lock:
@@ -195,12 +197,12 @@ class ParserDiagnostics:
                                              d.message, d.severity, source=d.source)
                     moved.append(d)
                 diags = moved
-            self.results[uri] = (version, diags)
+            self.results[uri] = (stamp, diags)
 
-    def for_version(self, uri: str, version: int | None) -> list[types.Diagnostic]:
+    def for_version(self, uri: str, stamp: Stamp) -> list[types.Diagnostic]:
         with self.lock:
             r = self.results.get(uri)
-        return r[1] if r and r[0] == version else []
+        return r[1] if r and r[0] == stamp else []
 
     def forget(self, uri: str) -> None:
         with self.lock:

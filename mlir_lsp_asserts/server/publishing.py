@@ -44,7 +44,7 @@ def publish_json(ls, doc: OpenDocument) -> str:
         parts.append(json.dumps(conv.unstructure(plain_diagnostic(problem[1], types.DiagnosticSeverity.Error,
                                                                   line=problem[0]))))
     shown = 0
-    measured = dispatch_feature.measurement(ls.dispatch, doc.uri, doc.version)
+    measured = dispatch_feature.measurement(ls.dispatch, doc.uri, doc.stamp)
     # A rendering holds for its first line and the measurement it shows (none, or one what-if).
     lower = ls.settings.measured_severity
     tag = None if measured is None else (measured.serial, lower)

@@ -54,7 +54,7 @@ def did_change(ls, params: types.DidChangeTextDocumentParams):
     with ls.lock:
         doc.change(params.content_changes, params.text_document.version)
     if shifts is not None:  # the real parser's last findings follow the lines they are on
-        ls.parser_diagnostics.shift(uri, shifts, params.text_document.version)
+        ls.parser_diagnostics.shift(uri, shifts, doc.stamp)
     _settle(doc, before)
     ls.publish(uri)
     dispatch_feature.schedule(ls, uri, "change")

@@ -1,0 +1,90 @@
+"""The server's stdout, read byte for byte: answers written at once from worker threads arrive
+whole. Twenty `mlirLsp/dispatchCount` requests for one document share one compile of the SDXL
+prompt encoder, so their twenty answers (each with the attribution of 1,660 dispatches, far above
+a pipe's 64 KB) are written at the same moment. Written without one lock around each message,
+they interleaved on the pipe ("Invalid control character" 128 KB into a message); the client here
+is a plain reader of Content-Length frames, so a torn frame fails the test instead of hanging it."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from reliability_lsp import ENCODER
+
+ANSWERS = 20
+
+
+def frame(message: dict) -> bytes:
+    body = json.dumps(message).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_frames(stream, out: queue.Queue) -> None:
+    """Each frame's parsed body onto `out`; ('torn', why) on the first frame that does not read,
+    ('eof', None) at the end."""
+    try:
+        while True:
+            length = None
+            while (line := stream.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+                elif name.strip().lower() != b"content-type":
+                    raise ValueError(f"not a header line: {line[:80]!r}")
+            if line == b"":
+                out.put(("eof", None))
+                return
+            if length is None:
+                raise ValueError("a frame without Content-Length")
+            body = stream.read(length)
+            out.put(("message", (len(body), json.loads(body))))
+    except ValueError as e:  # json.JSONDecodeError included
+        out.put(("torn", str(e)[:200]))
+
+
+@pytest.mark.slow
+def test_twenty_large_answers_written_at_once_arrive_whole(tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path))
+    env.pop("CI", None)
+    server = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--stdio"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert server.stdin is not None and server.stdout is not None
+    frames: queue.Queue = queue.Queue()
+    threading.Thread(target=read_frames, args=(server.stdout, frames), daemon=True).start()
+    uri = (tmp_path / "encoder.mlir").as_uri()
+    try:
+        send = server.stdin
+        send.write(frame({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "processId": None, "rootUri": None, "capabilities": {},
+            "initializationOptions": {"mlirLsp": {"dispatch": {"trigger": "manual"}}}}}))
+        send.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        send.write(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "mlir", "version": 1, "text": ENCODER.read_text()}}}))
+        for i in range(1, ANSWERS + 1):
+            send.write(frame({"jsonrpc": "2.0", "id": i, "method": "mlirLsp/dispatchCount", "params": {"uri": uri}}))
+        send.flush()
+        answers: dict[int, tuple[int, dict]] = {}
+        while len(answers) < ANSWERS:
+            kind, got = frames.get(timeout=900)
+            assert kind == "message", f"after {len(answers)} whole answers: {kind}: {got}"
+            size, msg = got
+            if msg.get("id") in range(1, ANSWERS + 1) and "method" not in msg:
+                answers[msg["id"]] = (size, msg)
+        counts = {i: msg.get("result", {}).get("flow_dispatches") for i, (_size, msg) in answers.items()}
+        assert set(counts.values()) == {1660}, counts
+        assert min(size for size, _msg in answers.values()) > 256 * 1024  # each far above a pipe's buffer
+        send.write(frame({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}))
+        send.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        send.flush()
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
