@@ -27,6 +27,7 @@ from typing import Any
 
 from .errors import SourceError
 from .files import write_atomic
+from .syntax.locations import blank_locations
 
 RESOURCE_LIMIT = 0  # bytes: no dialect resource blob is printed
 ELEMENTS_LIMIT = 1 << 16  # elements: an inline dense literal above it prints as dense_resource<__elided__>
@@ -75,14 +76,16 @@ def parse_bytecode(data_or_path, ctx):
 def bytecode_to_text(data_or_path, *, weights: bool = False) -> str:
     """The textual form of a bytecode file (a path) or of bytes, with its debug locations
     (`loc(...)`), without resource blobs and very large dense literals (a comment at the end says
-    what is not shown); with `weights`, everything (text the compiler can compile)."""
+    what is not shown); with `weights`, the text the compiler compiles: everything but the debug
+    locations (blanked, every op on its line: the compile's own locations are then the lines of
+    this text, which the dispatch attribution follows back)."""
     module = parse_bytecode(data_or_path, new_context())
     return printed(module, weights=weights)
 
 
 def printed(module, *, weights: bool = False) -> str:
     if weights:
-        return module.operation.get_asm(enable_debug_info=True, assume_verified=True)
+        return blank_locations(module.operation.get_asm(enable_debug_info=True, assume_verified=True))
     text = module.operation.get_asm(enable_debug_info=True, assume_verified=True,
                                     large_resource_limit=RESOURCE_LIMIT, large_elements_limit=ELEMENTS_LIMIT)
     note = elision_note(text)

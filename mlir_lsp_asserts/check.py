@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .config import Settings
+from .dispatch.strip_assertions import reaches
 from .findings import Finding, Position, Related, Span
 from .fixes import attach_fixes
 from .rules import (
@@ -85,6 +86,7 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
     settings = settings or Settings()
     parsed = parsed or parse(text)
     result = CheckResult(parsed)
+    strip = settings.strip_decision
     for op in assert_ops(parsed):
         rule, placement = classify(op)
         if not settings.enabled(rule.code):
@@ -96,6 +98,13 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
         message = placement.reason
         if msg_text:
             message += f': "{msg_text}"'
+        severity = settings.severity_of(rule.code)
+        stripped_by = None
+        if strip.stripped and rule.when_stripped is not None and reaches(a.full_name for a in op.ancestors()):
+            message += "; " + rule.when_stripped(strip)
+            stripped_by = strip.by
+            if rule.stripped_severity is not None and not settings.severity_overridden(rule.code):
+                severity = rule.stripped_severity  # a severity set for the code is the user's
         related: tuple[Related, ...] = ()
         if placement.related is not None:
             r = placement.related
@@ -104,13 +113,14 @@ def check_text(text: str, settings: Settings | None = None, *, with_fixes: bool 
         finding = Finding(
             code=rule.code,
             name=rule.name,
-            severity=settings.severity_of(rule.code),
+            severity=severity,
             message=message,
             span=span_of(parsed, op.start, op.end),
             assert_message=msg_text,
             related=related,
             doc_url=doc_url(rule.code, settings.docs_base_url),
             op_start=op.start,
+            stripped_by=stripped_by,
         )
         if is_bytecode:
             finding.source_location = source_location(parsed, op)

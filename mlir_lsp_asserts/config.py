@@ -13,6 +13,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .dispatch.flags import profile_flags, split_flags
+from .dispatch.strip_assertions import StripDecision, asserts_stripped
 from .findings import FixMode, Severity
 from .rules import RULES, RULES_BY_CODE, resolve_code
 
@@ -46,6 +48,27 @@ class Settings:
     None), ...), both as written in the config (relative to its folder, see `config_folder`)."""
     source: str | None = None
     """The config file these settings came from (None: defaults)."""
+    profile: str | None = None
+    """The dispatch profile the project compiles with (None: `default`); CLI `--profile`."""
+    flags: tuple[str, ...] = ()
+    """Extra iree-compile flags the project compiles with; CLI `--flags`."""
+
+    @functools.cached_property
+    def compile_flags(self) -> list[str]:
+        """The profile's flags and `flags`: what the project compiles with (an unknown profile,
+        reported where it is used, counts as none)."""
+        try:
+            return profile_flags(self.profile or "default", _table_of(self.profiles)) + list(self.flags)
+        except ValueError:
+            return list(self.flags)
+
+    @functools.cached_property
+    def strip_decision(self) -> StripDecision:
+        """Whether IREE strips the asserts with `compile_flags` (`--iree-opt-level=O1` and up)."""
+        return asserts_stripped(self.compile_flags)
+
+    def severity_overridden(self, code: str) -> bool:
+        return any(c == code for c, _sev in self.severity)
 
     def enabled(self, code: str) -> bool:
         return code in self.select and code not in self.ignore
@@ -77,6 +100,7 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
     known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url",
              "measured-severity", "compstat"}
+    known |= {"profile", "flags"}
     unknown = sorted(set(norm) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -128,7 +152,35 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
                 raise ConfigError(f"{source}: profiles.{name}.flags must be a list of strings")
             profs[str(name)] = tuple(flags)
         s = replace(s, profiles=tuple(sorted(profs.items())))
+    s = _compile_settings(norm, source, s)
     return replace(s, source=source)
+
+
+def _table_of(profiles: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, list[str]]:
+    return {name: list(flags) for name, flags in profiles}
+
+
+def _compile_settings(norm: dict, source: str, s: Settings) -> Settings:
+    """`profile` and `flags`: what the project compiles with (the dispatch count's defaults, and
+    what tells whether IREE strips the asserts)."""
+    if "flags" in norm:
+        try:
+            flags = split_flags(norm["flags"]) if isinstance(norm["flags"], (str, list)) else None
+        except ValueError as e:
+            raise ConfigError(f"{source}: flags: {e}") from None
+        if flags is None or not all(isinstance(f, str) for f in flags):
+            raise ConfigError(f"{source}: flags must be a list of strings (or one string, shell quoting)")
+        s = replace(s, flags=tuple(flags))
+    if "profile" in norm:
+        if not isinstance(norm["profile"], str):
+            raise ConfigError(f"{source}: profile must be a profile name")
+        s = replace(s, profile=norm["profile"])
+    if s.profile is not None:
+        try:
+            profile_flags(s.profile, _table_of(s.profiles))
+        except ValueError as e:
+            raise ConfigError(f"{source}: profile: {e}") from None
+    return s
 
 
 def _compstat(norm: dict, source: str) -> tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...]:

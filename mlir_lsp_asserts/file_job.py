@@ -11,8 +11,10 @@ from dataclasses import dataclass, field, replace
 
 from .check import check_text
 from .config import ConfigError, Settings, settings_for
+from .dispatch.count import is_torch_input
+from .dispatch.strip_assertions import StripDecision
 from .files import file_stamp
-from .findings import Finding
+from .findings import Finding, Severity
 from .source import SourceError, decode, read_source
 
 
@@ -43,6 +45,13 @@ class FileOutcome:
     text_file: str | None = None  # the file on disk that holds exactly `text` (None: stdin, bytecode)
     measured_severity: bool = False  # the file's setting (see cli/measured.py)
     resources: str | None = None  # what was not read: the size of the file's resource section
+    # Torch input with MLA004 selected: (its severity, the docs base URL, whether the flags strip
+    # the asserts) for the findings a what-if's lowering traces (see cli/measured.py); None: not
+    # torch input, or not selected.
+    torch_rule: tuple[Severity, str | None, StripDecision] | None = None
+    # The file to read again for a compile (bytecode, or weights in a resource section: the text
+    # checked is not the text compiled; same lines); None: `text` is what the compiler gets.
+    compile_path: str | None = None
 
 
 def _settings(path: str, opts: JobOptions) -> Settings:
@@ -94,12 +103,16 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
     out.text = text
     out.text_file = None if path == "-" or source.is_bytecode else path  # its IR part is `text`
     out.measured_severity = settings.measured_severity
+    if settings.enabled("MLA004") and is_torch_input(text):
+        out.torch_rule = (settings.severity_of("MLA004"), settings.docs_base_url, settings.strip_decision)
     out.lines = result.parsed.lines
     out.findings = result.findings
     if source.is_bytecode:
         out.notes.append("read from MLIR bytecode: positions refer to its textual form")
     if source.tail is not None:
         out.resources = source.tail.describe()
+    if path != "-" and (source.is_bytecode or source.tail is not None):
+        out.compile_path = path
     if opts.fix or opts.diff:
         from .fixes.file_fix import fix_file_outcome
 

@@ -97,6 +97,8 @@ class Finding:
     op_start: int = 0  # offset of the op (fix machinery)
     # What a what-if compile measured for it, when one ran.
     measured: Measured | None = None
+    # The flag that makes IREE strip this assert itself (`--iree-opt-level=O3`), when one does.
+    stripped_by: str | None = None
 
     @property
     def full_message(self) -> str:

@@ -139,6 +139,7 @@ def test_inline_weights_findings(inline_bc):
 
 def test_inline_weights_text_leaves_them_out_and_says_so(inline_bc):
     from mlir_lsp_asserts.bytecode import bytecode_to_text
+    from mlir_lsp_asserts.syntax.locations import blank_locations
 
     _text, bc = inline_bc
     shown = bytecode_to_text(str(bc))
@@ -150,10 +151,12 @@ def test_inline_weights_text_leaves_them_out_and_says_so(inline_bc):
         f"// mlir-lsp: 2 dialect resources ({WEIGHT_BYTES / 1e6:.1f} MB) not shown; the bytecode file keeps them",
         "// mlir-lsp: 1 dense literal of more than 65536 elements (0.1 MB) shown as __elided__; "
         "the bytecode file keeps them"]
-    # every op keeps its line: the full print differs only in the literal and the resource section
+    # every op keeps its line: the full print (the compiler's, its debug locations blanked) differs
+    # only in the literal and the resource section
+    assert "loc(" in shown and "loc(" not in full
     full_ir = full[:full.index("{-#")].rstrip("\n").splitlines()
-    shown_ir = shown.rstrip("\n").splitlines()[:-2]
-    assert len(shown_ir) == len(full_ir) + 1  # the note's blank separator line
+    shown_ir = "\n".join(blank_locations(shown).rstrip("\n").splitlines()[:-2]).rstrip("\n").splitlines()
+    assert len(shown_ir) == len(full_ir)  # (trailing lines: the blanked location aliases, the note's separator)
     changed = [(a, b) for a, b in zip(shown_ir, full_ir, strict=False) if a != b]
     assert len(changed) == 1 and "@table = dense_resource<__elided__>" in changed[0][0]
     assert '@table = dense<"0x' in changed[0][1]
@@ -262,3 +265,37 @@ def test_inline_weights_bytecode_from_a_pipe(inline_bc, tmp_path):
     r = run_cli("--check", fifo, timeout=60)
     t.join(5)
     assert [m["code"] for m in r.concise()] == ["MLA001"] * 4
+
+
+def test_measured_notes_on_bytecode_name_their_dispatch(repro_bc, tmp_path):
+    """`--check --what-if` of a `.mlirbc`: each note names the dispatch its assert ends up in, as on
+    the text (the compile's text has the bytecode's debug locations blanked, so the attribution
+    finds its lines)."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    r = run_cli("--check", "--what-if", "--output-format", "json", repro_bc, env=env)
+    assert r.returncode == 1, r.stderr
+    items = json.loads(r.stdout)
+    assert [i["measured"]["dispatch"] for i in items] == ["_initializer_0_dispatch_0"] * 2 + [
+        "_initializer_1_dispatch_0"] * 2
+    assert [i["measured"]["only_because_of_asserts"] for i in items] == [False, False, True, True]
+    assert [i["source_location"] for i in items] == [f"{REPRO}:{line}:5" for line in (18, 20, 29, 31)]
+    assert "in dispatch _initializer_1_dispatch_0, which exists only because of asserts; removing the asserts in " \
+           "this file saves 1 dispatch (4 -> 3)" in items[2]["message"] + "; " + items[2]["measured"]["note"]
+
+
+def test_blank_locations_keeps_every_line():
+    from mlir_lsp_asserts.syntax.locations import blank_locations
+
+    text = ('#loc = loc("m.mlir":1:1)\n'
+            'func.func @f(%a: i64 loc("m.mlir":2:14)) {\n'
+            '  cf.assert %ok, "a loc(x) in (a message" loc(fused["m.py":3:1, callsite("f"("m.py":4:2) at #loc)])\n'
+            '  util.return loc(#loc1)\n'
+            '} loc(#loc)\n'
+            '#loc1 = loc("m.mlir":4:3)\n')
+    assert blank_locations(text) == ('\n'
+                                     'func.func @f(%a: i64) {\n'
+                                     '  cf.assert %ok, "a loc(x) in (a message"\n'
+                                     '  util.return\n'
+                                     '}\n'
+                                     '\n')
+    assert blank_locations("no locations here\n") == "no locations here\n"

@@ -50,11 +50,13 @@ def add_arguments(p) -> None:
     d = p.add_argument_group("dispatch count")
     d.add_argument("--dispatch-count", action="store_true",
                    help="compile with iree-compile (gfx942 by default) and print the dispatch counts")
-    d.add_argument("--profile", default="default",
-                   help=f"flag profile: {', '.join(BUILTIN_PROFILES)} or one from the config (see --list-profiles)")
+    d.add_argument("--profile", default=None,
+                   help=f"flag profile: {', '.join(BUILTIN_PROFILES)} or one from the config (see --list-profiles); "
+                        "default: the config's `profile`, else default")
     d.add_argument("--list-profiles", action="store_true",
                    help="print each profile's name, target and iree-compile flags (--output-format json too)")
-    d.add_argument("--flags", default=None, help="extra iree-compile flags (one string, shell quoting)")
+    d.add_argument("--flags", default=None, help="extra iree-compile flags (one string, shell quoting); default: the "
+                   "config's `flags`. In --check they tell whether IREE strips the asserts (--iree-opt-level=O1+)")
     d.add_argument("--what-if", action="store_true", help="also count with all safe fixes applied")
     d.add_argument("--what-if-mode", choices=("strip", "assume"), default=None,
                    help="fix used by --what-if: strip (default) or assume (implies --what-if)")

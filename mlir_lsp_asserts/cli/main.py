@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    args.given_compile = _compile_defaults(args)
     if args.show_settings:
         from ..server.options import show_settings
 
@@ -171,8 +172,31 @@ def explain_rule(token: str, fmt: str | None) -> int:
     return EXIT_CLEAN
 
 
+def _compile_defaults(args) -> dict:
+    """`--profile` and `--flags` as given (in --check they override each file's config); then
+    `args.profile` and `args.flags` default to the config's `profile` and `flags` (`--config`,
+    else the one found from the first PATH), as the dispatch count and --what-if use them."""
+    import shlex
+    from pathlib import Path
+
+    from ..config import ConfigError, Settings, settings_for
+
+    given = {k: v for k, v in (("profile", args.profile), ("flags", args.flags)) if v is not None}
+    if args.profile is None or args.flags is None:
+        try:
+            found = settings_for(Path(args.paths[0]) if args.paths else None,
+                                 Path(args.config) if args.config else None)
+        except ConfigError:
+            found = Settings()  # reported where the config is used, with the file's name
+        if args.profile is None:
+            args.profile = found.profile or "default"
+        if args.flags is None and found.flags:
+            args.flags = shlex.join(found.flags)
+    return given
+
+
 def _options(args) -> JobOptions:
-    override = {}
+    override = dict(getattr(args, "given_compile", {}))
     if args.docs_base_url is not None:
         override["docs-base-url"] = args.docs_base_url
     if args.measured_severity:
@@ -264,8 +288,8 @@ def run_check(args) -> int:
     try:
         from ..config import ConfigError, settings_from_mapping
 
-        if opts.settings_override:
-            settings_from_mapping(opts.settings_override, "command line")
+        if opts.settings_override:  # a profile of a file's config is checked with that config
+            settings_from_mapping({k: v for k, v in opts.settings_override.items() if k != "profile"}, "command line")
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR

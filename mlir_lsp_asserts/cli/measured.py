@@ -1,5 +1,8 @@
 """`mlir-lsp --check --what-if`: each MLA001 finding with what the what-if measured.
 
+Torch input has no `cf.assert` yet: its what-if lowers it, and the torch ops whose lowering put
+asserts into linalg regions become MLA004 findings, measured the same way.
+
 For every checked file with an MLA001 finding, the what-if of `--profile`/`--flags` runs with
 attribution (as `--dispatch-count --what-if --attribution` does, sharing its cache), and each
 finding gets the dispatch its assert ends up in, whether that dispatch exists only because of
@@ -12,12 +15,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..bytecode import weights_left_out
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
 from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
 from ..dispatch.preview import preview
+from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, read_source
 from .dispatch import Spinner, user_profiles
 
@@ -44,18 +47,24 @@ class Measurer:
         """Annotate the findings of `outcomes` in place; returns warnings (files not measured)."""
         warnings = []
         for oc in outcomes:
-            if oc.error or not any(f.code in MEASURED_CODES for f in oc.findings):
+            if oc.error or not (oc.torch_rule is not None or any(f.code in MEASURED_CODES for f in oc.findings)):
                 continue
             try:
                 text = oc.text
-                if oc.path != "-" and ((oc.text_file is None and weights_left_out(text)) or oc.resources):
-                    text = read_source(oc.path, weights=True).text  # the compiler needs them; same lines
+                if oc.compile_path is not None:
+                    # bytecode, or a file with its weights in a resource section: the text the
+                    # compiler compiles (the weights in; bytecode's debug locations out, so the
+                    # attribution finds its lines); the same lines
+                    text = read_source(oc.compile_path, weights=True).text
                 with Spinner(oc.path, sys.stderr.isatty() and not quiet):
                     pv = preview(self.counter, oc.path, text, self.profile, self.flags, what_if=self.mode,
                                  attribution=True, input_path=oc.text_file)
             except (CompilerError, OSError, SourceError) as e:
                 warnings.append(f"{oc.path}: not measured: {e}")
                 continue
+            if oc.torch_rule is not None and oc.lines is not None:  # the torch ops the lowering traced
+                traced = [mla004.finding(src, oc.lines, *oc.torch_rule) for src in pv.assert_sources]
+                oc.findings = sorted([*oc.findings, *traced], key=lambda f: (f.span.start, f.code))
             m = Measurement.of(pv, self.extra_flags)
             if m is not None:
                 oc.findings = m.annotate(oc.findings, lower=oc.measured_severity)

@@ -40,6 +40,8 @@ def finding_json(path: str, f: Finding, lines=None) -> dict:
         out["source_location"] = f.source_location
     if f.measured is not None:
         out["measured"] = f.measured.as_json()
+    if f.stripped_by is not None:
+        out["stripped_by"] = f.stripped_by
     return out
 
 

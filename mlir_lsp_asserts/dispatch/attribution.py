@@ -18,7 +18,7 @@ import bisect
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..syntax.tokens import STRING_BODY
 from .results import Attribution, Dispatch, SourceOp
@@ -27,6 +27,7 @@ from .results import Attribution, Dispatch, SourceOp
 _LOC = re.compile(rf'(?<!at )"({STRING_BODY})":(\d+):(\d+)')
 _OP_AT = re.compile(r'"?([a-z_][\w$]*(?:\.[\w$]+)+|[a-z_][\w$]*)')
 _CONTAINERS = frozenset({"func.func", "util.func", "util.initializer", "module", "builtin.module", "func"})
+_ASSERT_OPS = ("cf.assert ", '"cf.assert"(')
 MAX_FUZZY = 4000  # dispatches left after exact matching beyond which the overlap pass is skipped
 
 
@@ -57,27 +58,34 @@ def _op_end(text: str, pos: int) -> int:
 @dataclass(slots=True)
 class Site:
     """A dispatch as the compiler's output places it: name, function, its root op's (line, col)
-    and the sorted (line, col)s of its ops, in the compiled text (see `describe`)."""
+    and the sorted (line, col)s of its ops, in the compiled text (see `describe`); `asserts`: the
+    sorted lines its `cf.assert` ops are located at (on torch input, the torch op each came from,
+    whose location every op of its lowering shares)."""
 
     name: str
     function: str
     location: tuple[int, int] | None
     sources: list[tuple[int, int]]
+    asserts: list[int] = field(default_factory=list)
 
     def as_json(self) -> dict:  # the form the count cache stores
-        return {"name": self.name, "function": self.function,
-                "location": list(self.location) if self.location else None, "sources": self.sources}
+        out = {"name": self.name, "function": self.function,
+               "location": list(self.location) if self.location else None, "sources": self.sources}
+        if self.asserts:
+            out["asserts"] = self.asserts
+        return out
 
     @classmethod
     def from_json(cls, d: dict) -> Site:
         loc = d["location"]
         return cls(d["name"], d["function"], (loc[0], loc[1]) if loc else None,
-                   [(ln, col) for ln, col in d["sources"]])
+                   [(ln, col) for ln, col in d["sources"]], list(d.get("asserts", [])))
 
     def moved(self, line_map: Callable[[int], int]) -> Site:
         """The site with its lines mapped (e.g. from a fixed text into the original's)."""
         loc = (line_map(self.location[0]), self.location[1]) if self.location else None
-        return Site(self.name, self.function, loc, sorted({(line_map(ln), col) for ln, col in self.sources}))
+        return Site(self.name, self.function, loc, sorted({(line_map(ln), col) for ln, col in self.sources}),
+                    sorted({line_map(ln) for ln in self.asserts}))
 
 
 def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> list[Site]:
@@ -88,19 +96,23 @@ def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> li
     for key, pos in ops:
         end = _op_end(text, pos)
         locs: set[tuple[int, int]] = set()
+        asserts: set[int] = set()
         own = None
         for line in text[pos:end].split("\n"):
             body = line.lstrip(" ")
             if body.startswith("^"):  # block arguments: not ops
                 continue
+            is_assert = body.startswith(_ASSERT_OPS)
             for m in _LOC.finditer(line):
                 if m.group(1) in files:
                     locs.add((int(m.group(2)), int(m.group(3))))
+                    if is_assert:
+                        asserts.add(int(m.group(2)))
         last = text[text.rfind("\n", 0, end) + 1:end]
         at = _LOC.search(last)
         if at and at.group(1) in files:
             own = (int(at.group(2)), int(at.group(3)))
-        out.append(Site(dispatch_name(key, ordinal[key]), key, own, sorted(locs)))
+        out.append(Site(dispatch_name(key, ordinal[key]), key, own, sorted(locs), sorted(asserts)))
         ordinal[key] += 1
     return out
 
@@ -161,7 +173,7 @@ def describe(sites: Iterable[Site], source: str | list[str], memo: dict | None =
         if d.location:
             line = d.location[0]
             root = next((s for s in srcs if s.line == line), SourceOp(line, d.location[1], "?"))
-        out.append(Dispatch(d.name, d.function, root, srcs))
+        out.append(Dispatch(d.name, d.function, root, srcs, tuple(d.asserts)))
     return out
 
 
@@ -219,6 +231,16 @@ def only_because_of_asserts(base: list[Dispatch], fixed: list[Dispatch],
 
     left, _ = unmatched(base, fixed, sig, sig)
     return [base[i] for i in left]
+
+
+def by_assert_line(attribution: Attribution | None) -> dict[int, list[str]]:
+    """Source line -> names of the dispatches holding a `cf.assert` located there."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for d in attribution.dispatches if attribution else []:
+        for line in d.assert_lines:
+            if d.name not in out[line]:
+                out[line].append(d.name)
+    return dict(out)
 
 
 def by_source_line(attribution: Attribution | None) -> dict[int, list[str]]:

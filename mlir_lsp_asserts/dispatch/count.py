@@ -167,7 +167,7 @@ class DispatchCounter:
 
     def _lookup(self, kind: str, flags: list[str], text: str, attribution: bool) -> tuple[str, dict | None]:
         """(key to store under, cached data): a compile with debug info serves plain requests too."""
-        key_attr = self.key(kind + ":attr", flags, text)
+        key_attr = self.key(kind + ":attr:asserts", flags, text)  # (`:asserts`: sites keep their asserts' lines)
         if attribution:
             return key_attr, self.cache.get(key_attr)
         key = self.key(kind, flags, text)

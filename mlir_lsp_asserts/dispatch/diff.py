@@ -9,7 +9,8 @@ revision has do not count), exactly, then by the largest overlap.
 
 What is left on one side is explained where a cause is visible:
     assert               the dispatch holds a `cf.assert` a rule flags, or is rooted at the
-                         linalg op whose region holds one (with the finding's code)
+                         linalg op whose region holds one (with the finding's code); on torch
+                         input, holds a torch op whose lowering puts asserts there (MLA004)
     hoisted-initializer  it lives in a `util.initializer`: const-expr hoisting made it
     split / merged       its root op sits inside another dispatch on the other side
 """
@@ -25,11 +26,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..check import check_text
+from ..syntax.asserts import AssertSource, trace_asserts
 from .attribution import describe, place, unmatched
 from .baselines import Baseline, expand
-from .count import DispatchCounter, untargeted_warning
+from .compiler import CompilerError
+from .count import DispatchCounter, is_torch_input, untargeted_warning
 from .preview import Preview, split_json
 from .results import BaselineComparison, Change, Dispatch, changes_json
+
+MLA004 = "MLA004"  # the code of a torch op that lowers to asserts (rules/mla004_...)
 
 
 @dataclass
@@ -49,11 +54,15 @@ class Side:
     flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # what the flags' translation and the count said
+    # Torch input: the source ops whose lowering puts asserts into linalg regions (MLA004), traced
+    # through a lowering to input, which runs only when a cause is wanted.
+    traced: Callable[[], list[AssertSource]] | None = field(default=None, repr=False)
     _asserts: tuple[dict[int, str], dict[int, list[int]]] | None = field(default=None, repr=False)
 
     def asserts(self) -> tuple[dict[int, str], dict[int, list[int]]]:
         """(line of a flagged assert -> rule code, linalg op line -> the lines of the asserts in
-        its region), from `check_text` of the side's text, read only when a cause is wanted."""
+        its region), from `check_text` of the side's text, read only when a cause is wanted; on
+        torch input, the lines of the torch ops that lower to asserts (MLA004)."""
         if self._asserts is None:
             flagged: dict[int, str] = {}
             rooted: dict[int, list[int]] = {}
@@ -63,14 +72,18 @@ class Side:
                     flagged[line] = f.code
                     for r in f.related[:1]:
                         rooted.setdefault(r.span.start_pos.line + 1, []).append(line)
+            for src in self.traced() if self.traced is not None else []:
+                flagged.setdefault(src.line, MLA004)
             self._asserts = (flagged, rooted)
         return self._asserts
 
     def held_asserts(self, d: Dispatch) -> list[int]:
-        """The lines of the flagged asserts dispatch `d` holds, or of those in the region of the
-        linalg op it is rooted at."""
+        """The lines of the flagged asserts dispatch `d` holds (the lines its asserts are at: on
+        torch input, the torch op each came from; else its ops'), or of those in the region of
+        the linalg op it is rooted at."""
         flagged, rooted = self.asserts()
-        lines = sorted({s.line for s in d.sources if s.line in flagged})
+        lines = (sorted({ln for ln in d.assert_lines if ln in flagged})
+                 or sorted({s.line for s in d.sources if s.line in flagged}))
         root = d.location
         if not lines and root and root.line in rooted:
             lines = rooted[root.line]
@@ -94,6 +107,16 @@ def compiled_side(counter: DispatchCounter, label: str, path: str, text: str, fl
                 notes=[*rep.warnings, *rep.notes])
     if c.untargeted:
         side.notes.append(untargeted_warning(counter.compiler.version, rep.flags, c.untargeted))
+    if is_torch_input(text):
+        def traced() -> list[AssertSource]:
+            try:
+                lowered = counter.lower_to_input(text, rep.flags, input_path=input_path)  # cached as the what-if's
+            except CompilerError as e:
+                side.notes.append(f"the torch ops that lower to asserts are not known: {e}")
+                return []
+            return trace_asserts(lowered, text, counter.lowered_input_name(text, rep.flags))
+
+        side.traced = traced
     return side
 
 
@@ -292,7 +315,8 @@ def diff(current: Side, against: Side) -> Comparison:
 def cause_text(c: dict) -> str:
     if c["kind"] == "assert":
         where = ", ".join(str(ln) for ln in c["lines"][:4]) + (" ..." if len(c["lines"]) > 4 else "")
-        return f"holds cf.assert ({'/'.join(c['codes'])} at line{'s' if len(c['lines']) > 1 else ''} {where})"
+        what = "the cf.asserts of torch ops" if c["codes"] == [MLA004] else "cf.assert"
+        return f"holds {what} ({'/'.join(c['codes'])} at line{'s' if len(c['lines']) > 1 else ''} {where})"
     if c["kind"] == "hoisted-initializer":
         return "hoisted initializer"
     if c["kind"] == "split":

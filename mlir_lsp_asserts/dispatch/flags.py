@@ -126,8 +126,9 @@ def translate(flags: list[str], known: frozenset[str]) -> FlagReport:
             if seen_target_device and new in rep.flags:
                 continue
             seen_target_device = True
-        if new not in rep.flags:
-            rep.flags.append(new)
+        if new in rep.flags:  # a repeat: it goes where it was last given, as iree-compile reads the
+            rep.flags.remove(new)  # last of a flag (`O0 O3 O0` must stay O0: strip_assertions.py)
+        rep.flags.append(new)
     return rep
 
 

@@ -21,13 +21,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..findings import Finding, Severity
-from .attribution import by_source_line
+from .attribution import by_assert_line, by_source_line
 from .preview import Preview
 from .results import Attribution, WhatIf
 
 # The rules whose asserts the what-if removes and whose cost the note states. MLA002 asserts sit
 # in IR that is already past dispatch creation; MLA003 ones are real checks the what-if keeps.
-MEASURED_CODES = frozenset({"MLA001"})
+# MLA004: a torch op whose lowering puts asserts into linalg regions (torch input's what-if).
+MEASURED_CODES = frozenset({"MLA001", "MLA004"})
 _serials = itertools.count(1)
 
 
@@ -108,6 +109,11 @@ class Measurement:
         self.flow_dispatches = flow_dispatches
         self.what_if_flow_dispatches = what_if.flow_dispatches
         self._by_line = by_source_line(attribution) if attribution else None
+        self._asserts_at = by_assert_line(attribution) if attribution else {}
+        self._rooted: dict[int, list[str]] = {}  # source line -> the dispatches rooted at its op
+        for d in attribution.dispatches if attribution else []:
+            if d.location is not None:
+                self._rooted.setdefault(d.location.line, []).append(d.name)
         self._only = {d.name for d in what_if.only_because_of_asserts or []}
 
     @classmethod
@@ -121,15 +127,22 @@ class Measurement:
     def saved(self) -> int:
         return self.flow_dispatches - self.what_if_flow_dispatches
 
-    def at_lines(self, lines: Iterable[int | None]) -> Measured:
+    def at_lines(self, lines: Iterable[int | None], torch_op: bool = False) -> Measured:
         """The measurement for an assert at the first of `lines` (1-based) that some dispatch
-        holds; the later lines are fallbacks (the linalg op around the assert)."""
+        holds; the later lines are fallbacks (the linalg op around the assert). `torch_op`: the
+        line of a torch op, whose location every op of its lowering shares (and rides along on
+        ops fused elsewhere): the dispatches holding the asserts located there, else those
+        rooted at it, else those holding any op of it."""
         names: tuple[str, ...] | None = None
         if self._by_line is not None:
             names = ()
             for line in lines:
-                if line is not None and self._by_line.get(line):
-                    names = tuple(self._by_line[line])
+                if line is None:
+                    continue
+                found = ((self._asserts_at.get(line) or self._rooted.get(line)) if torch_op else None) \
+                    or self._by_line.get(line)
+                if found:
+                    names = tuple(found)
                     break
         extra = tuple(n for n in names or () if n in self._only)
         return Measured(self.profile, self.flags, self.mode, self.flow_dispatches, self.what_if_flow_dispatches,
@@ -139,6 +152,8 @@ class Measurement:
         """`line0`: the first line of the text `f`'s positions are relative to (a server piece)."""
         if f.code not in MEASURED_CODES:
             return None
+        if f.code == "MLA004":  # on the torch op itself
+            return self.at_lines((f.span.start_pos.line + line0 + 1,), torch_op=True)
         op_line = f.related[0].span.start_pos.line + line0 + 1 if f.related else None
         return self.at_lines((f.span.start_pos.line + line0 + 1, op_line))
 

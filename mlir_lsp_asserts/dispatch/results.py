@@ -38,6 +38,9 @@ class Dispatch:
     function: str
     location: SourceOp | None
     sources: list[SourceOp]
+    # The source lines of the `cf.assert` ops it holds (not part of the JSON: what a measured note
+    # on a torch op looks up, the op's lowered asserts sharing its location).
+    assert_lines: tuple[int, ...] = ()
 
     def as_json(self) -> dict:
         return {"name": self.name, "function": self.function,

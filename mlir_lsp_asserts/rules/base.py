@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..dispatch.strip_assertions import StripDecision
 from ..findings import Severity
 from ..syntax.op_tree import Op
 
@@ -40,6 +41,10 @@ class Rule:
     match: Callable[[Op], Placement | None]
     # Whether stripping the assert keeps every observable behaviour (see the rule's page in docs/).
     strip_is_safe: bool
+    # What a finding adds when the flags the project compiles with make IREE strip the assert
+    # itself (`--iree-opt-level=O1` and up), and the severity it then has (None: its own).
+    when_stripped: Callable[[StripDecision], str] | None = None
+    stripped_severity: Severity | None = None
 
     @property
     def doc_url(self) -> str:

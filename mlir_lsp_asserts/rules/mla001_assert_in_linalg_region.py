@@ -8,6 +8,7 @@ gathers; after const-expr hoisting they become two initializers and two extra di
 
 from __future__ import annotations
 
+from ..dispatch.strip_assertions import StripDecision
 from ..syntax.asserts import enclosing_linalg_op
 from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
@@ -24,6 +25,10 @@ def _match(op: Op) -> Placement | None:
     )
 
 
+def when_stripped(d: StripDecision) -> str:
+    return f"IREE strips this assert {d.phrase}: it costs no dispatch with these flags"
+
+
 RULE = Rule(
     code="MLA001",
     name="assert-in-linalg-region",
@@ -31,4 +36,6 @@ RULE = Rule(
     summary="cf.assert inside a linalg region: blocks CSE and fusion, costs dispatches",
     match=_match,
     strip_is_safe=True,
+    when_stripped=when_stripped,
+    stripped_severity=Severity.INFORMATION,
 )

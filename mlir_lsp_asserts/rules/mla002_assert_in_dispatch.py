@@ -6,6 +6,7 @@ CSE and code motion around it.
 
 from __future__ import annotations
 
+from ..dispatch.strip_assertions import StripDecision
 from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 
@@ -38,6 +39,10 @@ def _match(op: Op) -> Placement | None:
     )
 
 
+def when_stripped(d: StripDecision) -> str:
+    return f"IREE strips this assert {d.phrase}: it blocks nothing with these flags"
+
+
 RULE = Rule(
     code="MLA002",
     name="assert-in-dispatch",
@@ -45,4 +50,6 @@ RULE = Rule(
     summary="cf.assert inside a dispatch or executable: not checked at runtime, blocks CSE",
     match=_match,
     strip_is_safe=True,
+    when_stripped=when_stripped,
+    stripped_severity=Severity.INFORMATION,
 )

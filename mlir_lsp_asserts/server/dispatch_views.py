@@ -90,11 +90,13 @@ def count_diagnostics(ls: MlirLspServer, uri: str, stamp: Stamp) -> list[types.D
     out = compile_error_diagnostics(uri, answer.compile_errors)
     if not ls.settings.enabled("MLA004") or answer.preview is None:
         return out
+    strip = ls.settings.strip_decision  # the dispatch flags strip the lowered asserts: say so
+    stripped = f"; {mla004.when_stripped(strip)}" if strip.stripped else ""
     for src in answer.preview.assert_sources:
         line, col = src.line - 1, src.column - 1
         out.append(types.Diagnostic(
             range=types.Range(types.Position(line, col), types.Position(line, col + len(src.op))),
-            message=mla004.message(src),
+            message=mla004.message(src) + stripped,
             severity=types.DiagnosticSeverity.Information, code="MLA004", source="mlir-lsp",
             code_description=types.CodeDescription(
                 href=doc_url("MLA004", ls.settings.docs_base_url))))

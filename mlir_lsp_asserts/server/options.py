@@ -102,8 +102,11 @@ def read_options(options, current: ServerOptions, warn: Callable[[str], None],
         parser = opts["parserDiagnostics"]
     elif opts.get("parserDiagnostics") is not None:
         warn("parserDiagnostics must be true or false; default kept")
-    return ServerOptions(rules=_rules(opts, warn), parser_diagnostics=parser,
-                         dispatch=_dispatch(opts, current.dispatch, warn, refuse_compiler),
+    dispatch = _dispatch(opts, current.dispatch, warn, refuse_compiler)
+    # The dispatch count's profile and flags are what the project compiles with: they tell the
+    # checker whether IREE strips the asserts (MLA001 at information severity from O1 up).
+    rules = replace(_rules(opts, warn), profile=dispatch.profile, flags=dispatch.extra_flags)
+    return ServerOptions(rules=rules, parser_diagnostics=parser, dispatch=dispatch,
                          workspace=_workspace(opts, current.workspace, warn))
 
 
