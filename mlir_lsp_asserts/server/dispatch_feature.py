@@ -137,6 +137,8 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     lenses = attribution_lenses(text, pv, answer.baseline)
     measured = Measurement.of(pv, opts.extra_flags)
     with state.lock:
+        if not _still_open(ls, uri, got):
+            return answer  # its document was closed meanwhile: the answer is for the request only
         state.results[uri] = (got.stamp, answer)
         state.lenses[uri] = (got.stamp, lenses)
         if measured is not None:
@@ -147,6 +149,15 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     if pv.assert_sources or had_diagnostics or measured is not None:
         _publish(ls, uri)  # MLA004 shown, the measured notes, or earlier compile errors cleared
     return answer
+
+
+def _still_open(ls: MlirLspServer, uri: str, got: OpenText) -> bool:
+    """Whether `got` is of the document's current opening (a file checked from disk: that it is
+    still not open). Asked with `ls.dispatch.lock` held, as the store that follows: a close pops
+    the document first and then forgets its previews under that lock, so a count of a closed
+    document that finishes after a reopen never takes the reopened one's place."""
+    doc = ls.document(uri)
+    return got.opened == (doc.opened if doc is not None else 0)
 
 
 def _failed(ls: MlirLspServer, uri: str, got: OpenText, e: Exception, own: DispatchCounter | None,
@@ -160,6 +171,8 @@ def _failed(ls: MlirLspServer, uri: str, got: OpenText, e: Exception, own: Dispa
         answer.unsupported_syntax = True
         answer.error = f"n/a ({OLDER_SYNTAX}): {other_release_message(own.compiler.version, syntax)}"
     with state.lock:
+        if not _still_open(ls, uri, got):
+            return answer
         state.results[uri] = (got.stamp, answer)
         state.lenses.pop(uri, None)
         had_diagnostics |= state.measured.pop(uri, None) is not None
