@@ -99,8 +99,7 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     s = base or Settings()
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
     known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url",
-             "measured-severity", "compstat"}
-    known |= {"profile", "flags"}
+             "measured-severity", "compstat", "profile", "flags"}
     unknown = sorted(set(norm) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")

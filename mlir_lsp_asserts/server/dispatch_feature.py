@@ -251,14 +251,21 @@ def schedule(ls: MlirLspServer, uri: str, reason: str) -> None:
     t.start()
 
 
-def _request_uri(params: Any) -> str | None:
-    """The document URI of a request's params (`{"uri": ...}`) or a command's arguments
-    (`[uri]` or `[{"uri": ...}]`)."""
+def command_arguments(params: Any) -> dict:
+    """A request's params (`{"uri": ...}`) or a command's arguments (`[uri]` or `[{"uri": ...}]`)
+    as a dict."""
     if isinstance(params, (list, tuple)):
         params = params[0] if params else None
-    if isinstance(params, str) or params is None:
+    if isinstance(params, str):
+        return {"uri": params}
+    if isinstance(params, dict):
         return params
-    return params.uri if hasattr(params, "uri") else params.get("uri")
+    return {k: getattr(params, k) for k in ("uri", "select", "line", "open") if hasattr(params, k)}
+
+
+def _request_uri(params: Any) -> str | None:
+    """The document URI of a request's params or a command's arguments."""
+    return command_arguments(params).get("uri")
 
 
 def _serving(handler):

@@ -33,7 +33,7 @@ from ..dispatch.compiler import CompilerError
 from ..dispatch.graph import GraphBuild, graph_for_text
 from ..graph_viewer import ViewerUnavailable
 from . import guards
-from .dispatch_feature import DISPATCH_GRAPH_COMMAND, dispatch_flags, open_text
+from .dispatch_feature import DISPATCH_GRAPH_COMMAND, command_arguments, dispatch_flags, open_text
 from .dispatch_graph_state import GraphViewerState
 from .progress import Progress
 
@@ -41,17 +41,6 @@ if TYPE_CHECKING:
     from .app import MlirLspServer
 
 log = logging.getLogger(__name__)
-
-
-def _arguments(params: Any) -> dict:
-    """A command's arguments: `[{uri, ...}]` or `[uri]`."""
-    if isinstance(params, (list, tuple)):
-        params = params[0] if params else None
-    if isinstance(params, str):
-        return {"uri": params}
-    if isinstance(params, dict):
-        return params
-    return {k: getattr(params, k) for k in ("uri", "select", "line", "open") if hasattr(params, k)}
 
 
 def _selected(build: GraphBuild, select: Any, line: Any) -> str | None:
@@ -77,7 +66,7 @@ def _source_lines(build: GraphBuild) -> dict[str, int]:
 
 
 def show_dispatch_graph(ls: MlirLspServer, params: Any) -> dict:
-    args = _arguments(params)
+    args = command_arguments(params)
     uri = args.get("uri")
     if not isinstance(uri, str):
         return _error(ls, f"no document URI in the arguments: {params!r}")
