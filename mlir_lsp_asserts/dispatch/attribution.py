@@ -37,7 +37,7 @@ def dispatch_name(key: str, ordinal: int) -> str:
     return f"{key.lstrip('@').strip(chr(34))}_dispatch_{ordinal}"
 
 
-def _op_end(text: str, pos: int) -> int:
+def op_end(text: str, pos: int) -> int:
     """End of the printed op starting on the line of `pos`: the first later line at the same
     indentation that closes it (`}` not followed by ` count(`). Compiler output only."""
     line_start = text.rfind("\n", 0, pos) + 1
@@ -94,7 +94,7 @@ def dispatch_sites(text: str, ops: list[tuple[str, int]], files: set[str]) -> li
     out = []
     ordinal: dict[str, int] = defaultdict(int)
     for key, pos in ops:
-        end = _op_end(text, pos)
+        end = op_end(text, pos)
         locs: set[tuple[int, int]] = set()
         asserts: set[int] = set()
         own = None

@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .attribution import _op_end
+from .attribution import op_end
 
 _HEADER = re.compile(r"\n  (?:util\.func|func\.func|util\.initializer)\b")  # a literal first: a fast scan
 _WORKGROUPS = re.compile(r"\n[ \t]*(?:%[^=\n]*= )?(flow\.dispatch\.workgroups)(?=[\[( {])")
@@ -96,7 +96,7 @@ def dispatch_flows(ir: str, positions: list[int]) -> DataFlow:
     operands: list[list[tuple[str, int]]] = []
     for i, pos in enumerate(positions):
         line_start = ir.rfind("\n", 0, pos) + 1
-        end = _op_end(ir, pos)
+        end = op_end(ir, pos)
         spans.append((line_start, end))
         first = ir[line_start:ir.find("\n", pos)]
         s = scope(pos)
