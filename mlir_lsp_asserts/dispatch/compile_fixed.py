@@ -157,6 +157,8 @@ class FixedCompile:
         Raises CompilerError (a compile failed or was cancelled), FixError, SourceError."""
         if fix_mode not in (FixMode.ASSUME, FixMode.STRIP):
             raise ValueError(f"unknown fix mode {fix_mode!r} (assume or strip)")
+        if output is not None:
+            _check_folder(output)  # before any compile
         t0 = time.monotonic()
         rep = self.counter.prepare_flags(flags)
         fl = rep.flags
@@ -193,9 +195,8 @@ class FixedCompile:
         cancelled build leaves no file, and an old `output` whole)."""
         if self._cancelled:
             raise CompilerError("cancelled")
+        _check_folder(output)
         folder = os.path.dirname(os.path.abspath(output))
-        if not os.path.isdir(folder):
-            raise CompilerError(f"cannot write {output}: no such folder {folder}")
         tmp = tempfile.mkdtemp(prefix="mlir-lsp-build-")
         fd, part = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=TMP_SUFFIX, dir=folder)
         os.close(fd)
@@ -217,3 +218,9 @@ class FixedCompile:
             with contextlib.suppress(OSError):
                 os.unlink(part)
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_folder(output: str) -> None:
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise CompilerError(f"cannot write {output}: no such folder {folder}")
