@@ -148,6 +148,9 @@ def test_all_names_resolve_and_star_import_gives_them():
     assert {"check", "fix", "count_dispatches", "compile_fixed", "MlirLspError"} <= set(ns)
     assert "compile" not in ns  # the builtin stays
     assert all(getattr(mla, name) is not None for name in mla.__all__)
+    import mlir_lsp_asserts.api as api
+
+    assert mla.__all__ == ["__version__", *api.__all__]
     assert (REPO / "mlir_lsp_asserts" / "py.typed").is_file()
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import MODELS, REPRO, run_cli
 
+from conftest import MODELS, REPRO, run_cli
 from mlir_lsp_asserts.dispatch.compile_fixed import FixedCompile
 from mlir_lsp_asserts.dispatch.compiler import find_compiler
 from mlir_lsp_asserts.dispatch.flags import profile_flags

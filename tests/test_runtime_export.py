@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import REPRO
 
 import mlir_lsp_asserts as mla
+from conftest import REPRO
 from mlir_lsp_asserts.dispatch.flags import TARGET_CPU_HOST
 
 torch = pytest.importorskip("torch")

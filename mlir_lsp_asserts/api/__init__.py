@@ -11,6 +11,8 @@ from ..errors import CompileError, FixError, MlirLspError, SourceError, UsageErr
 from .functions import check, compile_fixed, count_dispatches, fix
 from .results import CheckResult, CompileFixedResult, DispatchCount, Finding, FixResult, WhatIfCount
 
+# The same names as the package's `__all__` (which cannot import this module to read them: importing
+# the package stays cheap); tests/test_api.py holds the two lists equal.
 __all__ = [
     "check",
     "fix",
