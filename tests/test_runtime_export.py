@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mlir_lsp_asserts as mla
-from conftest import REPRO
+from conftest import REPRO, run_cli
 from mlir_lsp_asserts.dispatch.flags import TARGET_CPU_HOST
 
 torch = pytest.importorskip("torch")
@@ -107,17 +107,26 @@ def test_the_fixed_export_computes_what_the_unfixed_one_and_torch_compute(mode):
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
 
 
-def test_the_fixed_repro_computes_what_the_unfixed_one_computes():
+@pytest.mark.parametrize("front_end", ["api", "cli"])
+def test_the_fixed_repro_computes_what_the_unfixed_one_computes(front_end, tmp_path):
     text = REPRO.read_text()
-    fixed = mla.compile_fixed(text, fix_mode="assume", profile="cpu-host", cache=False)
-    assert (fixed.unfixed_dispatches, fixed.fixed_dispatches) == (4, 3)
-    assert fixed.vmfb is not None
+    if front_end == "api":
+        fixed = mla.compile_fixed(text, fix_mode="assume", profile="cpu-host", cache=False)
+        assert (fixed.unfixed_dispatches, fixed.fixed_dispatches) == (4, 3)
+        assert fixed.vmfb is not None
+        vmfb = fixed.vmfb
+    else:
+        out = tmp_path / "repro.vmfb"
+        r = run_cli("--compile", REPRO, "-o", out, "--fix-mode", "assume", "--profile", "cpu-host", "--no-cache")
+        assert r.returncode == 0 and "4 -> 3 dispatches (saved 1)" in r.stdout, r.stderr
+        vmfb = out.read_bytes()
     plain = plain_vmfb(text)
     rng = np.random.default_rng(2)
     w1 = rng.standard_normal((77, 768)).astype(np.float16)
     x = rng.standard_normal((64, 768)).astype(np.float16)
-    got_fixed = run_vmfb(fixed.vmfb, {"w1": w1}, x)
+    got_fixed = run_vmfb(vmfb, {"w1": w1}, x)
     got_plain = run_vmfb(plain, {"w1": w1}, x)
+    assert len(got_fixed) == len(got_plain) == 2
     for a, b in zip(got_fixed, got_plain, strict=True):
         assert np.array_equal(a, b)
     rows = w1[:64]  # ids 0..63 of the repro's constant
