@@ -7,26 +7,10 @@ re-exported by `mlir_lsp_asserts` (docs/python-api.md).
 
 from __future__ import annotations
 
-from ..errors import CompileError, FixError, MlirLspError, SourceError, UsageError
-from .functions import check, compile_fixed, count_dispatches, fix
-from .results import CheckResult, CompileFixedResult, DispatchCount, Finding, FixResult, WhatIfCount
+from .. import __all__ as _package_names
+from ..errors import CompileError, FixError, MlirLspError, SourceError, UsageError  # noqa: F401 (in __all__)
+from .functions import check, compile_fixed, count_dispatches, fix  # noqa: F401
+from .results import CheckResult, CompileFixedResult, DispatchCount, Finding, FixResult, WhatIfCount  # noqa: F401
 
-# The same names as the package's `__all__` (which cannot import this module to read them: importing
-# the package stays cheap); tests/test_api.py holds the two lists equal.
-__all__ = [
-    "check",
-    "fix",
-    "count_dispatches",
-    "compile_fixed",
-    "CheckResult",
-    "Finding",
-    "FixResult",
-    "DispatchCount",
-    "WhatIfCount",
-    "CompileFixedResult",
-    "MlirLspError",
-    "SourceError",
-    "FixError",
-    "CompileError",
-    "UsageError",
-]
+# The package's `__all__` (written once, there: importing the package must not import this).
+__all__ = [name for name in _package_names if name != "__version__"]
