@@ -107,7 +107,7 @@ def apply_fixes(lowered: str, mode: str) -> AppliedFixes:
     from ..check import check_text
     from ..fixes import fix_text
 
-    before = check_text(lowered)
+    before = check_text(lowered, with_fixes=False)  # fix_text plans its own edits
     fo = fix_text(before, mode, unsafe=False)
     after = check_text(fo.text, with_fixes=False) if fo.fixed else before
     left = Counter(f.code for f in after.findings)
