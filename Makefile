@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,graph]'
+	$(BIN)/python -m pip install --quiet -e '.[test,graph,export]'
 	@touch $(STAMP)
 
 # Exit code 1 means "findings" / "would change" here, which is what the demo shows.

@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import REPO
 
 PACKAGE = REPO / "mlir_lsp_asserts"
-FRONT_ENDS = ("mlir_lsp_asserts.cli", "mlir_lsp_asserts.server")
+FRONT_ENDS = ("mlir_lsp_asserts.cli", "mlir_lsp_asserts.server", "mlir_lsp_asserts.api")
 
 
 def _modules() -> dict[str, Path]:

@@ -3,6 +3,7 @@
     mlir-lsp --check [options] PATH...     check files (CI mode)
     mlir-lsp [--stdio | --tcp HOST:PORT]   run the language server
     mlir-lsp --dispatch-graph FILE [-o G.json | --open]   the dispatches as a Model Explorer graph
+    mlir-lsp --compile FILE -o OUT.vmfb [--fix-mode assume]   compile with the fix, dispatches saved
 """
 
 from __future__ import annotations
@@ -69,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    from . import dispatch, dispatch_diff, dispatch_graph
+    from . import compile, dispatch, dispatch_diff, dispatch_graph
 
+    compile.add_arguments(p)
     dispatch.add_arguments(p)
     dispatch_diff.add_arguments(p)
     dispatch_graph.add_arguments(p)
@@ -124,6 +126,10 @@ def run(argv: list[str] | None) -> int:
         from .dispatch import run_list_profiles
 
         return run_list_profiles(args)
+    if args.compile:
+        from .compile import run_compile
+
+        return run_compile(args)
     if args.dispatch_graph:
         from .dispatch_graph import run_dispatch_graph
 

@@ -1,0 +1,96 @@
+"""Compile with the fix (`mlir-lsp --compile FILE -o OUT.vmfb`, dispatch/compile_fixed.py) with the
+real iree-compile: what it reports, what it writes (whole or nothing), its errors; the prompt
+encoder's torch IR (slow)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import MODELS, REPRO, run_cli
+from mlir_lsp_asserts.dispatch.compile_fixed import FixedCompile
+from mlir_lsp_asserts.dispatch.compiler import find_compiler
+from mlir_lsp_asserts.dispatch.flags import profile_flags
+
+
+def test_cli_compiles_the_repro_with_the_fix_and_says_what_it_saved(tmp_path):
+    out = tmp_path / "repro.vmfb"
+    r = run_cli("--compile", REPRO, "-o", out, "--fix-mode", "assume", "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == (f"{REPRO}: wrote {out}: 4 asserts rewritten to util.assume.int; "
+                                "4 -> 3 dispatches (saved 1)")
+    assert out.read_bytes()[:4] != b"" and out.stat().st_size > 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repro.vmfb"]
+
+
+def test_cli_json_and_strip_mode_and_bytecode_input(tmp_path):
+    import io
+
+    from iree.compiler import ir
+
+    buf = io.BytesIO()
+    ir.Module.parse(REPRO.read_text(), ir.Context()).operation.write_bytecode(buf)
+    bc = tmp_path / "repro.mlirbc"
+    bc.write_bytes(buf.getvalue())
+    r = run_cli("--compile", bc, "-o", tmp_path / "bc.vmfb", "--fix-mode", "strip", "--output-format", "json",
+                "--no-cache")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert (got["fix_mode"], got["asserts_fixed"], got["assumed"]) == ("strip", 4, 0)
+    assert (got["unfixed_flow_dispatches"], got["flow_dispatches"], got["saved"]) == (4, 3, 1)
+    assert got["fixed_by_code"] == {"MLA001": 4} and got["host_asserts_kept"] == 0
+    assert (tmp_path / "bc.vmfb").stat().st_size > 1000
+
+
+def test_cli_keeps_host_asserts_and_says_when_the_fix_saves_nothing(tmp_path):
+    src = tmp_path / "host.mlir"
+    src.write_text("func.func @f(%a: index, %b: index) -> index {\n  %ok = arith.cmpi eq, %a, %b : index\n"
+                   "  cf.assert %ok, \"mismatching contracting dimension\"\n  return %a : index\n}\n")
+    r = run_cli("--compile", src, "-o", tmp_path / "host.vmfb", "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert "1 host assert (MLA003) kept" in r.stdout
+    assert "the fix saves no dispatch here" in r.stdout
+    assert "no assert to fix" in r.stderr
+
+
+def test_cli_errors_are_one_line_and_leave_the_output_as_it_was(tmp_path):
+    out = tmp_path / "m.vmfb"
+    out.write_bytes(b"old module")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f() {\n  %x = arith.constant 1 : i32\n  return %x : i64\n}\n")
+    r = run_cli("--compile", bad, "-o", out, "--no-cache")
+    assert r.returncode == 2
+    assert r.error_lines()[-1].startswith(f"mlir-lsp: error: {bad}: iree-compile failed")
+    assert out.read_bytes() == b"old module"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir", "m.vmfb"]
+    for args, msg in ((["--compile", REPRO], "--compile needs -o OUT.vmfb"),
+                      (["--compile", "-o", out], "--compile needs exactly one FILE"),
+                      (["--compile", tmp_path / "none.mlir", "-o", out], "none.mlir: no such file or directory"),
+                      (["--compile", REPRO, "-o", tmp_path / "no" / "m.vmfb"], "no such folder"),
+                      (["--compile", REPRO, "-o", out, "--profile", "gfx9999"], "unknown dispatch profile")):
+        r = run_cli(*args)
+        assert r.returncode == 2 and len(r.error_lines()) == 1 and msg in r.error_lines()[0], (args, r.stderr)
+    assert out.read_bytes() == b"old module"
+
+
+def test_a_cancelled_compile_writes_nothing(tmp_path):
+    job = FixedCompile(find_compiler(), disk_cache=False)
+    job.cancel()
+    out = tmp_path / "m.vmfb"
+    with pytest.raises(Exception, match="cancelled"):
+        job.run(REPRO.read_text(), profile_flags("default"), output=str(out))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_the_prompt_encoders_torch_ir_counts_1658_with_the_fix_where_plain_gives_1660(tmp_path):
+    """The whole path on a real export (gfx942, default flags): lowered, its 16 gather asserts
+    rewritten, compiled to a .vmfb (about a minute on 2 cores)."""
+    src, out = MODELS / "sdxl_prompt_encoder.torch.mlir", tmp_path / "pe.vmfb"
+    r = run_cli("--compile", src, "-o", out, "--output-format", "json", "--no-cache", timeout=1800)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert (got["unfixed_flow_dispatches"], got["flow_dispatches"], got["saved"]) == (1660, 1658, 2)
+    assert (got["asserts_fixed"], got["assumed"], got["host_asserts_kept"]) == (16, 16, 0)
+    assert out.stat().st_size > 100_000
