@@ -43,8 +43,9 @@ def add_arguments(p) -> None:
                    help="write FILE's dispatches as a Model Explorer graph (JSON): data flow between them, the ones "
                         "holding asserts, existing only because of asserts (--what-if) or only on one side "
                         "(--against*) marked")
-    g.add_argument("-o", dest="output", metavar="FILE.json", default=None,
-                   help="with --dispatch-graph: write the graph here (default: stdout)")
+    g.add_argument("-o", dest="output", metavar="FILE", default=None,
+                   help="with --dispatch-graph: write the graph here (default: stdout); "
+                        "with --compile: the .vmfb to write")
     g.add_argument("--open", action="store_true",
                    help="with --dispatch-graph: start Model Explorer on the graph and print its URL; runs until Ctrl-C "
                         f"(needs {INSTALL_HINT})")
