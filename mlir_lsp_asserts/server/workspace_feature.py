@@ -32,6 +32,7 @@ from ..check import check_text
 from ..config import ConfigError, Settings, settings_for
 from ..files import discover
 from ..source import SourceError, read_source
+from ..watching import changed_paths
 from .convert import diagnostic_json
 from .guards import outside_workspace, roots
 from .open_documents import uri_path
@@ -39,7 +40,6 @@ from .progress import Progress
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.3
-WRITE_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 SKIP_DIRS = ("node_modules", "__pycache__", "build", "dist")
 
 
@@ -180,15 +180,11 @@ def _scan_and_watch(ls, rs: list[str]) -> None:
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event):
-            # Only changes: our own reads would otherwise come back as opened/closed events.
-            if event.event_type not in WRITE_EVENTS:
-                return
-            for p in (getattr(event, "src_path", ""), getattr(event, "dest_path", "")):
-                p = os.fsdecode(p) if p else ""
-                if p.endswith(".mlir") and not event.is_directory:
-                    with state.cond:
-                        state.pending[p] = time.monotonic()
-                        state.cond.notify()
+            # Only writes: our own reads would otherwise come back as opened/closed events.
+            for p in changed_paths(event, (".mlir",)):
+                with state.cond:
+                    state.pending[p] = time.monotonic()
+                    state.cond.notify()
 
     observer = Observer()
     for r in rs:
