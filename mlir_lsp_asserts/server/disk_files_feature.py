@@ -38,6 +38,7 @@ from ..files import file_stamp
 from ..findings import Applicability, FixMode
 from ..source import SourceError, read_source
 from . import guards, workspace_feature
+from .arguments import command_arguments
 from .convert import diagnostic, plain_diagnostic
 from .open_documents import uri_path
 from .publishing import MAX_PUBLISHED, not_shown
@@ -83,9 +84,7 @@ class DiskFiles:
 
 
 def _param(params, name: str, default=None):
-    if isinstance(params, dict):
-        return params.get(name, default)
-    return getattr(params, name, default)
+    return command_arguments(params).get(name, default)
 
 
 def _target(ls, uri) -> tuple[str | None, str | None]:
