@@ -17,11 +17,19 @@ HOST_ASSERT = '\nfunc.func @host(%ok: i1) {\n  cf.assert %ok, "checked on the ho
 TEXT = REPRO.read_text() + HOST_ASSERT  # four MLA001 and one MLA003
 
 
-async def next_publish(lsp, uri: str, nonempty: bool = True):
+async def next_publish(lsp, uri: str):
+    """The next non-empty diagnostics published for `uri`."""
     while True:
         p = await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 120)
-        if p.uri == uri and (p.diagnostics or not nonempty):
+        if p.uri == uri and p.diagnostics:
             return p.diagnostics
+
+
+async def scanned(lsp, uri: str):
+    """The diagnostics the workspace scan published for `uri` (perhaps before we asked)."""
+    while not lsp.diagnostics.get(uri):
+        await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 120)
+    return lsp.diagnostics[uri]
 
 
 def codes(diags) -> list[str]:
@@ -40,16 +48,12 @@ async def test_editor_ignore_holds_for_open_and_closed_files(tmp_path):
     options = {"mlirLsp": {"ignore": ["MLA003"]}}
     expected = {plain.as_uri(): ["MLA001"] * 4, configured.as_uri(): ["MLA001"] * 4 + ["MLA003"]}
     async with lsp_server(tmp_path, folders=[ws], options=options) as lsp:
-        scanned = {}
-        for uri in expected:  # the workspace scan publishes the closed files
-            scanned[uri] = asyncio.ensure_future(next_publish(lsp, uri))
-        for uri, want in expected.items():
-            assert codes(await scanned[uri]) == want, ("closed (scan)", uri)
+        for uri, want in expected.items():  # the workspace scan publishes the closed files
+            assert codes(await scanned(lsp, uri)) == want, ("closed (scan)", uri)
         for uri, want in expected.items():
             assert codes(await open_and_wait(lsp, uri, TEXT)) == want, ("open", uri)
-            after_close = asyncio.ensure_future(next_publish(lsp, uri))
             lsp.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
-            assert codes(await after_close) == want, ("closed again (watcher)", uri)
+            assert codes(await next_publish(lsp, uri)) == want, ("closed again (watcher)", uri)
             from_disk = asyncio.ensure_future(next_publish(lsp, uri))
             res = await lsp.protocol.send_request_async("mlirLsp/checkFromDisk", {"uri": uri, "force": True})
             assert codes(await from_disk) == want, ("checkFromDisk", uri, res)

@@ -20,8 +20,9 @@ squiggles). The extension asks for such a file (`.mlir` or `.mlirbc`):
 A file checked this way also answers `mlirLsp/dispatchCount` and `mlirLsp/dispatchIR`, with its
 text read from disk when asked (`DiskFiles.text`). Paths outside the workspace folders are
 refused (guards.py); a document the client has open keeps its own diagnostics and is neither
-checked nor written here. Settings are the CLI's and the workspace scan's: the config file found
-for the path, else the defaults (a broken config file is the answer's error, shown at line 1).
+checked nor written here. Settings are an open document's and the workspace scan's
+(`config.editor_settings_for`): the config file found for the path, else the editor's settings
+(a broken config file is the answer's error, shown at line 1, as `mlir-lsp --check` says it).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -37,7 +39,7 @@ from ..file_job import FileOutcome, JobOptions, run_file
 from ..files import file_stamp
 from ..findings import Applicability, FixMode
 from ..source import SourceError, read_source
-from . import guards, workspace_feature
+from . import file_settings, guards, workspace_feature
 from .arguments import command_arguments
 from .convert import diagnostic, plain_diagnostic
 from .open_documents import uri_path
@@ -85,6 +87,13 @@ class DiskFiles:
 
 def _param(params, name: str, default=None):
     return command_arguments(params).get(name, default)
+
+
+def _job(ls, path: str) -> JobOptions:
+    """A job with the file's settings in the server's one order (file_settings); a config file
+    that cannot be used is left to the job, which answers its error as `mlir-lsp --check` does."""
+    settings, problem = file_settings.for_path(ls, path)
+    return JobOptions() if problem else JobOptions(settings=settings)
 
 
 def _target(ls, uri) -> tuple[str | None, str | None]:
@@ -151,7 +160,7 @@ def check_from_disk(ls, uri, force: bool = False) -> dict:
             cached = state.checked.get(uri)
         if not force and cached is not None and cached[0] == stamp:
             return cached[1]  # published when it was computed
-        out = run_file(path, JobOptions())
+        out = run_file(path, _job(ls, path))
         answer = _answer(uri, stamp[0], out)
         with state.lock:
             state.checked[uri] = (stamp, answer)
@@ -170,7 +179,7 @@ def fix_on_disk(ls, uri, mode, unsafe: bool = False) -> dict:
         if not os.path.exists(path):
             _gone(ls, uri, path)
             return {"fixed": 0, "remaining": None, "error": f"no such file: {path}"}
-        out = run_file(path, JobOptions(fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
+        out = run_file(path, replace(_job(ls, path), fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
         try:
             stamp = file_stamp(path)
         except OSError:

@@ -29,7 +29,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..check import check_text
-from ..config import ConfigError, Settings, settings_for
+from ..config import Settings, editor_settings_for
 from ..files import discover
 from ..source import SourceError, read_source
 from ..watching import changed_paths
@@ -55,7 +55,7 @@ class ScanWorker:
         self.lock = threading.Lock()
         self.pool: ProcessPoolExecutor | None = None
 
-    def check(self, path: str, fallback: Settings, max_ir_bytes: int) -> list[dict] | None:
+    def check(self, path: str, editor: Settings, max_ir_bytes: int) -> list[dict] | None:
         """The diagnostics (LSP JSON) of a file on disk; None when it cannot be read (it is gone,
         unreadable, too big) or the worker was stopped."""
         with self.lock:
@@ -64,7 +64,7 @@ class ScanWorker:
                                                 initializer=os.nice, initargs=(SCAN_NICENESS,))
             pool = self.pool
         try:
-            return pool.submit(check_on_disk, path, fallback, max_ir_bytes).result()
+            return pool.submit(check_on_disk, path, editor, max_ir_bytes).result()
         except (BrokenProcessPool, RuntimeError) as e:  # stopped, or the child died: try again later
             log.info("workspace: %s: %s", path, e)
             with self.lock:
@@ -81,7 +81,7 @@ class ScanWorker:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def check_on_disk(path: str, fallback: Settings, max_ir_bytes: int) -> list[dict] | None:
+def check_on_disk(path: str, editor: Settings, max_ir_bytes: int) -> list[dict] | None:
     """In the scan's child: one file's diagnostics as LSP JSON (None: unreadable or skipped)."""
     uri = _uri(path)
     try:
@@ -94,10 +94,7 @@ def check_on_disk(path: str, fallback: Settings, max_ir_bytes: int) -> list[dict
     if len(src.text) > max_ir_bytes:
         log.info("workspace: %s: %d MB of IR, above workspace.maxFileMegabytes", path, len(src.text) >> 20)
         return None
-    try:
-        settings = settings_for(Path(path))
-    except ConfigError:
-        settings = fallback
+    settings, _problem = editor_settings_for(Path(path), editor)  # as an open document's
     result = check_text(src.text, settings, with_fixes=False, is_bytecode=src.is_bytecode, tail=src.tail)
     return [diagnostic_json(uri, f) for f in result.findings]
 
