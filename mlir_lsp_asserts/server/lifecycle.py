@@ -29,6 +29,8 @@ def apply_options(ls, options) -> bool:
         ls.dispatch.counter = None
     if not new.workspace.watch:
         workspace_feature.stop(ls)
+    elif not old.workspace.watch:  # turned back on
+        workspace_feature.start(ls)
     ls.parser_diagnostics.enabled = new.parser_diagnostics
     if new.rules != old.rules:
         with ls.lock:
