@@ -27,9 +27,11 @@ checked nor written here. Settings are an open document's and the workspace scan
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -58,13 +60,23 @@ class DiskFiles:
     def __init__(self):
         self.checked: dict[str, tuple[tuple[int, int, int], dict]] = {}  # uri -> (file_stamp, answer)
         self.lock = threading.Lock()
-        self._file_locks: dict[str, threading.Lock] = {}
+        self._file_locks: dict[str, tuple[threading.Lock, list[int]]] = {}  # uri -> (lock, [users])
 
-    def file_lock(self, uri: str) -> threading.Lock:
-        """One check or fix of a file at a time: publishes keep the order of the work."""
+    @contextlib.contextmanager
+    def file_lock(self, uri: str) -> Iterator[None]:
+        """One check or fix of a file at a time: publishes keep the order of the work. The lock
+        of a URI lives while someone holds or waits for it."""
         with self.lock:
-            return self._file_locks.setdefault(uri, threading.Lock())
-
+            lock, users = self._file_locks.setdefault(uri, (threading.Lock(), [0]))
+            users[0] += 1
+        try:
+            with lock:
+                yield
+        finally:
+            with self.lock:
+                users[0] -= 1
+                if not users[0]:
+                    del self._file_locks[uri]
     def forget(self, uri: str) -> None:
         with self.lock:
             self.checked.pop(uri, None)
