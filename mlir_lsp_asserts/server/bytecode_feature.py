@@ -14,7 +14,7 @@ from .open_documents import uri_path
 def bytecode_to_text(ls, params):
     """Textual form of a `.mlirbc` file (like mlir-lsp-server's bytecode conversion)."""
     uri = command_arguments(params).get("uri")
-    path = uri_path(uri)
+    path = uri_path(uri) if isinstance(uri, str) else None
     if path is None:
         return {"error": f"not a file URI: {uri}"}
     if refused := guards.refuse_path(ls, uri):

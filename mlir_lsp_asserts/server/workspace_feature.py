@@ -70,11 +70,11 @@ class ScanWorker:
         with self.lock:
             if self.closed:
                 return None
-            fresh = self.pool is None
-            if fresh:
-                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                initializer=os.nice, initargs=(SCAN_NICENESS,))
             pool = self.pool
+            fresh = pool is None
+            if pool is None:
+                pool = self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                       initializer=os.nice, initargs=(SCAN_NICENESS,))
         try:
             if fresh:  # the child's pid, asked of the child itself, so that stop can kill it
                 pid = pool.submit(os.getpid).result()
