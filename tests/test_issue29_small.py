@@ -34,3 +34,18 @@ async def test_bytecode_to_text_takes_a_command_argument_list(tmp_path):
             res = await lsp.protocol.send_request_async("mlirLsp/bytecodeToText", params)
             text = res["text"] if isinstance(res, dict) else res.text
             assert text == REPRO.read_text(), params
+
+
+def test_a_signal_is_named_the_same_by_the_compiler_and_the_parser():
+    """One helper names the signal that ended iree-compile or the parser's child: its name, or
+    `signal N` for a number no signal has (the compiler said a bare `200`)."""
+    import inspect
+
+    from mlir_lsp_asserts.dispatch import compiler
+    from mlir_lsp_asserts.processes import signal_name
+    from mlir_lsp_asserts.server import parser_feature
+
+    assert signal_name(11) == "SIGSEGV"
+    assert signal_name(200) == "signal 200"
+    for module in (compiler, parser_feature):
+        assert "signal_name(-" in inspect.getsource(module), module.__name__
