@@ -24,7 +24,7 @@ from typing import Any
 
 from ..files import write_atomic
 
-MEMORY_ENTRIES = 256
+MEMORY_ENTRIES = 64
 MEMORY_BYTES = 64 * 1024 * 1024
 DISK_FILES = 2000
 DISK_BYTES = 1024 * 1024 * 1024
