@@ -252,6 +252,31 @@ def load_config_file(path: Path) -> Settings:
     return settings_from_mapping(data, str(path))
 
 
+def editor_settings_for(path: Path | None, editor: Settings) -> tuple[Settings, str | None]:
+    """The rule settings of a file checked in an editor, open or not (the server's one order):
+    the file's config file, found as `settings_for` finds it, when it has one; else the editor's
+    settings (`editor`, themselves over the defaults). The config file wins because it is what
+    `mlir-lsp --check` reads in CI: the editor shows what CI will say, and an editor that sends
+    every setting with its default (VS Code) does not hide a project's config. Returns (settings,
+    None), or (the editor's settings, the error) for a config file that cannot be used. A config
+    file is read again when it changes (size or mtime), as a server lives through edits to it."""
+    found = find_config_file(path if path is not None else Path.cwd())
+    if found is None:
+        return editor, None
+    try:
+        st = found.stat()
+        return _load_config_as_of(found.resolve(), st.st_mtime_ns, st.st_size), None
+    except OSError as e:
+        return editor, f"{found}: cannot read: {e.strerror or e}"
+    except ConfigError as e:
+        return editor, str(e)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_config_as_of(path: Path, _mtime_ns: int, _size: int) -> Settings:
+    return load_config_file.__wrapped__(path)
+
+
 def settings_for(path: Path | None, explicit_config: Path | None = None) -> Settings:
     if explicit_config is not None:
         return load_config_file(explicit_config.resolve())

@@ -27,6 +27,7 @@ class JobOptions:
     diff: bool = False
     fix_mode: str | None = None
     verify_with_parser: bool = True
+    settings: Settings | None = None  # instead of the config file's (the server's, config.editor_settings_for)
 
 
 @dataclass
@@ -59,7 +60,10 @@ def _settings(path: str, opts: JobOptions) -> Settings:
 
     from .config import settings_from_mapping
 
-    base = settings_for(None if path == "-" else Path(path), Path(opts.config_file) if opts.config_file else None)
+    if opts.settings is not None:
+        base = opts.settings
+    else:
+        base = settings_for(None if path == "-" else Path(path), Path(opts.config_file) if opts.config_file else None)
     if opts.settings_override:
         base = settings_from_mapping(opts.settings_override, "command line", base)
     if opts.fix_mode:

@@ -370,12 +370,12 @@ def _check_once(args, opts: JobOptions, measurer=None) -> int:
     return EXIT_CLEAN
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,5 @@
-"""`--watch`: check again whenever an MLIR file under the given paths changes (watchdog)."""
+"""`--watch`: check again whenever an MLIR file under the given paths is written (watchdog);
+reads (the checker's own among them) are no change (`watching.changed_paths`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import threading
 import time
 
 from ..files import MLIR_SUFFIXES
+from ..watching import changed_paths
+
+SETTLE_SECONDS = 0.2  # a burst of writes (a save, an export) is one change
 
 
 def watch_loop(args, check_once) -> int:
@@ -18,8 +22,7 @@ def watch_loop(args, check_once) -> int:
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event):
-            paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
-            if any(str(p).endswith(MLIR_SUFFIXES) for p in paths if p):
+            if changed_paths(event, MLIR_SUFFIXES):
                 changed.set()
 
     observer = Observer()
@@ -38,8 +41,9 @@ def watch_loop(args, check_once) -> int:
             check_once()
             print("Watching for file changes (Ctrl+C to stop).", file=sys.stderr)
             changed.wait()
-            time.sleep(0.2)  # let the writer finish; coalesce bursts
-            changed.clear()
+            while changed.is_set():  # let the writer finish: check once the writes settle
+                changed.clear()
+                changed.wait(SETTLE_SECONDS)
     except KeyboardInterrupt:
         return 0
     finally:

@@ -5,6 +5,10 @@ JSON file per key, each written whole (`files.write_atomic`) so that a reader ne
     key = cache.key("count::0", compiler, flags, text)   # what was computed, by what, from what
     cache.get(key)                                       # the stored answer, or None
     cache.put(key, {...})                                # kept in memory, written to disk
+
+Both are bounded: in memory the most recently used answers (MEMORY_ENTRIES, MEMORY_BYTES of
+JSON: an answer can hold a whole lowered torch module), on disk the newest files (DISK_FILES,
+DISK_BYTES, by mtime; a hit touches its file), pruned every PRUNE_EVERY writes.
 """
 
 from __future__ import annotations
@@ -13,10 +17,18 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
+
+MEMORY_ENTRIES = 64
+MEMORY_BYTES = 64 * 1024 * 1024
+DISK_FILES = 2000
+DISK_BYTES = 1024 * 1024 * 1024
+PRUNE_EVERY = 64
 
 
 def cache_root() -> Path:
@@ -52,24 +64,62 @@ def read_json(path: Path | None) -> Any:
         return None
 
 
-def write_json(path: Path | None, data: Any) -> None:
-    """Store `data` in a cache file; a cache that cannot be written is no error."""
+def write_json(path: Path | None, data: Any, encoded: bytes | None = None) -> None:
+    """Store `data` (`encoded`: its JSON, when already made) in a cache file; a cache that
+    cannot be written is no error."""
     if path is None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_new_or_atomic(path, json.dumps(data).encode())
+        write_new_or_atomic(path, encoded if encoded is not None else json.dumps(data).encode())
     except OSError:
         pass
+
+
+def prune_folder(folder: Path, most_files: int, most_bytes: int) -> int:
+    """Delete the oldest `*.json` files of `folder` (by mtime) past the newest `most_files` or
+    `most_bytes`; how many were deleted. Files that go meanwhile are no error."""
+    found = []
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.name.endswith(".json"):
+                    with contextlib.suppress(OSError):
+                        st = e.stat()
+                        found.append((st.st_mtime_ns, st.st_size, e.path))
+    except OSError:
+        return 0
+    found.sort(reverse=True)
+    total = deleted = 0
+    for n, (_mtime, size, path) in enumerate(found):
+        total += size
+        if n >= most_files or total > most_bytes:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                deleted += 1
+    return deleted
 
 
 class CountCache:
     """The answers of a counter (and its siblings, which share it), by key."""
 
-    def __init__(self, disk: bool = True):
+    def __init__(self, disk: bool = True, memory_entries: int = MEMORY_ENTRIES, memory_bytes: int = MEMORY_BYTES,
+                 disk_files: int = DISK_FILES, disk_bytes: int = DISK_BYTES):
         self.disk = disk
-        self._memory: dict[str, Any] = {}
+        self.limits = (memory_entries, memory_bytes, disk_files, disk_bytes)
+        self._memory: OrderedDict[str, tuple[Any, int]] = OrderedDict()  # key -> (answer, its JSON size)
+        self._memory_bytes = 0
+        self._lock = threading.Lock()  # counts run in threads
+        self._writes = 0
         self.last_ir: dict[str, str] = {}  # without a disk cache: the last outputs, by key
+
+    def __len__(self) -> int:
+        return len(self._memory)
+
+    @property
+    def memory_bytes(self) -> int:
+        """The JSON size of the answers kept in memory."""
+        return self._memory_bytes
 
     @property
     def folder(self) -> Path:
@@ -85,19 +135,47 @@ class CountCache:
         return h.hexdigest()
 
     def get(self, key: str) -> Any:
-        if key in self._memory:
-            return self._memory[key]
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key][0]
         if not self.disk:
             return None
-        data = read_json(self.folder / f"{key}.json")
-        if data is not None:
-            self._memory[key] = data
+        path = self.folder / f"{key}.json"
+        try:
+            encoded = path.read_bytes()
+            data = json.loads(encoded)
+        except (OSError, ValueError):
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used: the newest to keep
+        self._remember(key, data, len(encoded))
         return data
 
     def put(self, key: str, data: Any) -> None:
-        self._memory[key] = data
+        encoded = json.dumps(data).encode()
+        self._remember(key, data, len(encoded))
         if self.disk:
-            write_json(self.folder / f"{key}.json", data)
+            write_json(self.folder / f"{key}.json", data, encoded)
+            with self._lock:
+                self._writes += 1
+                prune = self._writes % PRUNE_EVERY == 1
+            if prune:
+                prune_folder(self.folder, self.limits[2], self.limits[3])
+
+    def _remember(self, key: str, data: Any, size: int) -> None:
+        most, most_bytes = self.limits[0], self.limits[1]
+        with self._lock:
+            old = self._memory.pop(key, None)
+            if old is not None:
+                self._memory_bytes -= old[1]
+            if size > most_bytes:
+                return  # bigger than the whole memory cache: on disk only
+            self._memory[key] = (data, size)
+            self._memory_bytes += size
+            while len(self._memory) > most or self._memory_bytes > most_bytes:
+                _k, (_d, dropped) = self._memory.popitem(last=False)
+                self._memory_bytes -= dropped
 
     def keep_ir(self, key: str, ir: str, most: int = 2) -> None:
         """Without a disk cache: the last `most` outputs stay in memory."""

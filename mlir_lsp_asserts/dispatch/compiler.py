@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..processes import signal_name
 from .cache import cache_root, read_json, write_json
 
 
@@ -203,7 +204,7 @@ class Run:
         if timed_out.is_set():
             raise CompilerError(f"iree-compile took longer than the {self.timeout:g} s timeout and was stopped")
         if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            name = signal_name(-code)
             if -code in (signal.SIGKILL, signal.SIGTERM):
                 raise CompilerError(f"iree-compile was killed ({name}) by something outside mlir-lsp "
                                     "(out of memory?); no count")

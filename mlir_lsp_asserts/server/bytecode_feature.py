@@ -7,13 +7,14 @@ from pathlib import Path
 
 from ..source import SourceError, read_source
 from . import guards
+from .arguments import command_arguments
 from .open_documents import uri_path
 
 
 def bytecode_to_text(ls, params):
     """Textual form of a `.mlirbc` file (like mlir-lsp-server's bytecode conversion)."""
-    uri = params.uri if hasattr(params, "uri") else params["uri"]
-    path = uri_path(uri)
+    uri = command_arguments(params).get("uri")
+    path = uri_path(uri) if isinstance(uri, str) else None
     if path is None:
         return {"error": f"not a file URI: {uri}"}
     if refused := guards.refuse_path(ls, uri):

@@ -20,15 +20,19 @@ squiggles). The extension asks for such a file (`.mlir` or `.mlirbc`):
 A file checked this way also answers `mlirLsp/dispatchCount` and `mlirLsp/dispatchIR`, with its
 text read from disk when asked (`DiskFiles.text`). Paths outside the workspace folders are
 refused (guards.py); a document the client has open keeps its own diagnostics and is neither
-checked nor written here. Settings are the CLI's and the workspace scan's: the config file found
-for the path, else the defaults (a broken config file is the answer's error, shown at line 1).
+checked nor written here. Settings are an open document's and the workspace scan's
+(`config.editor_settings_for`): the config file found for the path, else the editor's settings
+(a broken config file is the answer's error, shown at line 1, as `mlir-lsp --check` says it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -37,7 +41,8 @@ from ..file_job import FileOutcome, JobOptions, run_file
 from ..files import file_stamp
 from ..findings import Applicability, FixMode
 from ..source import SourceError, read_source
-from . import guards, workspace_feature
+from . import file_settings, guards, workspace_feature
+from .arguments import command_arguments
 from .convert import diagnostic, plain_diagnostic
 from .open_documents import uri_path
 from .publishing import MAX_PUBLISHED, not_shown
@@ -55,13 +60,23 @@ class DiskFiles:
     def __init__(self):
         self.checked: dict[str, tuple[tuple[int, int, int], dict]] = {}  # uri -> (file_stamp, answer)
         self.lock = threading.Lock()
-        self._file_locks: dict[str, threading.Lock] = {}
+        self._file_locks: dict[str, tuple[threading.Lock, list[int]]] = {}  # uri -> (lock, [users])
 
-    def file_lock(self, uri: str) -> threading.Lock:
-        """One check or fix of a file at a time: publishes keep the order of the work."""
+    @contextlib.contextmanager
+    def file_lock(self, uri: str) -> Iterator[None]:
+        """One check or fix of a file at a time: publishes keep the order of the work. The lock
+        of a URI lives while someone holds or waits for it."""
         with self.lock:
-            return self._file_locks.setdefault(uri, threading.Lock())
-
+            lock, users = self._file_locks.setdefault(uri, (threading.Lock(), [0]))
+            users[0] += 1
+        try:
+            with lock:
+                yield
+        finally:
+            with self.lock:
+                users[0] -= 1
+                if not users[0]:
+                    del self._file_locks[uri]
     def forget(self, uri: str) -> None:
         with self.lock:
             self.checked.pop(uri, None)
@@ -83,9 +98,14 @@ class DiskFiles:
 
 
 def _param(params, name: str, default=None):
-    if isinstance(params, dict):
-        return params.get(name, default)
-    return getattr(params, name, default)
+    return command_arguments(params).get(name, default)
+
+
+def _job(ls, path: str) -> JobOptions:
+    """A job with the file's settings in the server's one order (file_settings); a config file
+    that cannot be used is left to the job, which answers its error as `mlir-lsp --check` does."""
+    settings, problem = file_settings.for_path(ls, path)
+    return JobOptions() if problem else JobOptions(settings=settings)
 
 
 def _target(ls, uri) -> tuple[str | None, str | None]:
@@ -152,7 +172,7 @@ def check_from_disk(ls, uri, force: bool = False) -> dict:
             cached = state.checked.get(uri)
         if not force and cached is not None and cached[0] == stamp:
             return cached[1]  # published when it was computed
-        out = run_file(path, JobOptions())
+        out = run_file(path, _job(ls, path))
         answer = _answer(uri, stamp[0], out)
         with state.lock:
             state.checked[uri] = (stamp, answer)
@@ -171,7 +191,7 @@ def fix_on_disk(ls, uri, mode, unsafe: bool = False) -> dict:
         if not os.path.exists(path):
             _gone(ls, uri, path)
             return {"fixed": 0, "remaining": None, "error": f"no such file: {path}"}
-        out = run_file(path, JobOptions(fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
+        out = run_file(path, replace(_job(ls, path), fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
         try:
             stamp = file_stamp(path)
         except OSError:

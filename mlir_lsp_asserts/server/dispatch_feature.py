@@ -25,6 +25,7 @@ from ..dispatch.preview import Preview, preview
 from ..dispatch.results import BaselineComparison
 from ..findings import Finding
 from . import guards, workspace_feature
+from .arguments import command_arguments
 from .dispatch_state import Answer, DispatchState
 from .dispatch_views import OLDER_SYNTAX, attribution_lenses, lens_title
 from .dispatch_views import count_diagnostics as count_diagnostics
@@ -249,18 +250,6 @@ def schedule(ls: MlirLspServer, uri: str, reason: str) -> None:
     t.daemon = True
     state.timers[uri] = t
     t.start()
-
-
-def command_arguments(params: Any) -> dict:
-    """A request's params (`{"uri": ...}`) or a command's arguments (`[uri]` or `[{"uri": ...}]`)
-    as a dict."""
-    if isinstance(params, (list, tuple)):
-        params = params[0] if params else None
-    if isinstance(params, str):
-        return {"uri": params}
-    if isinstance(params, dict):
-        return params
-    return {k: getattr(params, k) for k in ("uri", "select", "line", "open") if hasattr(params, k)}
 
 
 def _request_uri(params: Any) -> str | None:

@@ -33,7 +33,8 @@ from ..dispatch.compiler import CompilerError
 from ..dispatch.graph import GraphBuild, graph_for_text
 from ..graph_viewer import ViewerUnavailable
 from . import guards
-from .dispatch_feature import DISPATCH_GRAPH_COMMAND, command_arguments, dispatch_flags, open_text
+from .arguments import command_arguments
+from .dispatch_feature import DISPATCH_GRAPH_COMMAND, dispatch_flags, open_text
 from .dispatch_graph_state import GraphViewerState
 from .progress import Progress
 

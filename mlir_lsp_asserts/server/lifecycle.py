@@ -12,7 +12,7 @@ import threading
 
 from lsprotocol import types
 
-from . import guards, workspace_feature
+from . import file_settings, guards, workspace_feature
 from .options import SECTION, read_options
 
 log = logging.getLogger(__name__)
@@ -29,11 +29,13 @@ def apply_options(ls, options) -> bool:
         ls.dispatch.counter = None
     if not new.workspace.watch:
         workspace_feature.stop(ls)
+    elif not old.workspace.watch:  # turned back on
+        workspace_feature.start(ls)
     ls.parser_diagnostics.enabled = new.parser_diagnostics
     if new.rules != old.rules:
         with ls.lock:
             for uri, doc in ls.documents.items():
-                ls.documents[uri] = doc.with_settings(new.rules)
+                ls.documents[uri] = doc.with_settings(file_settings.for_uri(ls, uri))
     return True
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
+from ..processes import signal_name
 
 if TYPE_CHECKING:
     from .app import MlirLspServer
@@ -149,7 +150,7 @@ class ParserDiagnostics:
             if expired.is_set():
                 why = f"did not finish in {WORKER_TIMEOUT} s"
             elif proc.returncode < 0:
-                why = f"crashed ({_signal_name(-proc.returncode)})"
+                why = f"crashed ({signal_name(-proc.returncode)})"
             else:
                 why = f"failed (exit {proc.returncode})"
             return [types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
@@ -211,15 +212,6 @@ class ParserDiagnostics:
                 t.cancel()
             self._kill_child(uri)
             self.results.pop(uri, None)
-
-
-def _signal_name(num: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
 
 
 def _worker() -> int:

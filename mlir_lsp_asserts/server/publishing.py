@@ -46,7 +46,7 @@ def publish_json(ls, doc: OpenDocument) -> str:
     shown = 0
     measured = dispatch_feature.measurement(ls.dispatch, doc.uri, doc.stamp)
     # A rendering holds for its first line and the measurement it shows (none, or one what-if).
-    lower = ls.settings.measured_severity
+    lower = doc.live.settings.measured_severity  # the file's settings (file_settings)
     tag = None if measured is None else (measured.serial, lower)
     def render(findings, line0: int) -> str:
         if measured is not None:

@@ -9,7 +9,7 @@ import logging
 
 from lsprotocol import types
 
-from . import dispatch_feature, workspace_feature
+from . import dispatch_feature, file_settings, workspace_feature
 from .open_documents import OpenDocument
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def _settle(doc: OpenDocument, rebuilds_before: int) -> None:
 def did_open(ls, params: types.DidOpenTextDocumentParams):
     td = params.text_document
     with ls.lock:
-        ls.documents[td.uri] = doc = OpenDocument(td.uri, td.version, td.text, ls.settings)
+        ls.documents[td.uri] = doc = OpenDocument(td.uri, td.version, td.text, file_settings.for_uri(ls, td.uri))
     _settle(doc, 0)
     workspace_feature.opened(ls, td.uri)
     ls.publish(td.uri)

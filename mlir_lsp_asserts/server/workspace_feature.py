@@ -16,10 +16,12 @@ true), `workspace.maxFiles` (5000, files past it are not checked and a message s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -29,9 +31,10 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..check import check_text
-from ..config import ConfigError, Settings, settings_for
+from ..config import Settings, editor_settings_for
 from ..files import discover
 from ..source import SourceError, read_source
+from ..watching import changed_paths
 from .convert import diagnostic_json
 from .guards import outside_workspace, roots
 from .open_documents import uri_path
@@ -39,7 +42,6 @@ from .progress import Progress
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.3
-WRITE_EVENTS = frozenset({"created", "modified", "deleted", "moved", "closed"})
 SKIP_DIRS = ("node_modules", "__pycache__", "build", "dist")
 
 
@@ -49,39 +51,56 @@ SCAN_NICENESS = 10
 
 class ScanWorker:
     """One child process that checks files on disk for the scan and the watcher, started on first
-    use and stopped with the server (no process outlives it)."""
+    use and stopped with the server (no process outlives it). Stopped, it checks nothing until
+    opened again (the watch turned back on)."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.pool: ProcessPoolExecutor | None = None
+        self.pid: int | None = None  # the pool's one child, killed at stop
+        self.closed = False
 
-    def check(self, path: str, fallback: Settings, max_ir_bytes: int) -> list[dict] | None:
+    def open(self) -> None:
+        with self.lock:
+            self.closed = False
+
+    def check(self, path: str, editor: Settings, max_ir_bytes: int) -> list[dict] | None:
         """The diagnostics (LSP JSON) of a file on disk; None when it cannot be read (it is gone,
         unreadable, too big) or the worker was stopped."""
         with self.lock:
-            if self.pool is None:
-                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                initializer=os.nice, initargs=(SCAN_NICENESS,))
+            if self.closed:
+                return None
             pool = self.pool
+            fresh = pool is None
+            if pool is None:
+                pool = self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                       initializer=os.nice, initargs=(SCAN_NICENESS,))
         try:
-            return pool.submit(check_on_disk, path, fallback, max_ir_bytes).result()
+            if fresh:  # the child's pid, asked of the child itself, so that stop can kill it
+                pid = pool.submit(os.getpid).result()
+                with self.lock:
+                    if self.pool is pool:
+                        self.pid = pid
+            return pool.submit(check_on_disk, path, editor, max_ir_bytes).result()
         except (BrokenProcessPool, RuntimeError) as e:  # stopped, or the child died: try again later
             log.info("workspace: %s: %s", path, e)
             with self.lock:
                 if self.pool is pool:
-                    self.pool = None
+                    self.pool, self.pid = None, None
             return None
 
     def stop(self) -> None:
         with self.lock:
-            pool, self.pool = self.pool, None
+            pool, self.pool, pid, self.pid = self.pool, None, self.pid, None
+            self.closed = True
+        if pid is not None:  # a check of a big file is not waited for (the child is not reaped yet)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         if pool is not None:
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                proc.kill()  # a check of a big file is not waited for
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def check_on_disk(path: str, fallback: Settings, max_ir_bytes: int) -> list[dict] | None:
+def check_on_disk(path: str, editor: Settings, max_ir_bytes: int) -> list[dict] | None:
     """In the scan's child: one file's diagnostics as LSP JSON (None: unreadable or skipped)."""
     uri = _uri(path)
     try:
@@ -94,10 +113,7 @@ def check_on_disk(path: str, fallback: Settings, max_ir_bytes: int) -> list[dict
     if len(src.text) > max_ir_bytes:
         log.info("workspace: %s: %d MB of IR, above workspace.maxFileMegabytes", path, len(src.text) >> 20)
         return None
-    try:
-        settings = settings_for(Path(path))
-    except ConfigError:
-        settings = fallback
+    settings, _problem = editor_settings_for(Path(path), editor)  # as an open document's
     result = check_text(src.text, settings, with_fixes=False, is_bytecode=src.is_bytecode, tail=src.tail)
     return [diagnostic_json(uri, f) for f in result.findings]
 
@@ -111,7 +127,12 @@ class WorkspaceWatch:
         self.pending: dict[str, float] = {}  # path -> time of the last event
         self.cond = threading.Condition()
         self.stopped = False
+        self.running = False  # a scan-and-watch thread of `generation` is on
+        self.generation = 0  # one per start: a thread of an earlier one ends
         self.worker = ScanWorker()
+
+    def live(self, generation: int) -> bool:
+        return not self.stopped and self.generation == generation
 
 
 def _uri(path: str) -> str:
@@ -154,54 +175,65 @@ def closed(ls, uri: str) -> None:
 
 
 def start(ls) -> None:
-    if not ls.options.workspace.watch or ls.watch.observer is not None:
+    """Scan and watch the workspace folders (unless `workspace.watch` is off, or it runs)."""
+    if not ls.options.workspace.watch:
         return
     rs = roots(ls)
     if not rs:
         return
-    threading.Thread(target=_scan_and_watch, args=(ls, rs), name="workspace-scan", daemon=True).start()
+    state = ls.watch
+    with state.cond:
+        if state.running:
+            return
+        state.running, state.stopped = True, False
+        state.generation += 1
+        generation = state.generation
+    state.worker.open()
+    threading.Thread(target=_scan_and_watch, args=(ls, rs, generation), name="workspace-scan", daemon=True).start()
 
 
 def stop(ls) -> None:
     state = ls.watch
-    obs, state.observer = state.observer, None
     with state.cond:
-        state.stopped = True
+        state.stopped, state.running = True, False
+        obs, state.observer = state.observer, None
+        state.pending.clear()
         state.cond.notify_all()
     if obs is not None:
         obs.stop()
     state.worker.stop()
 
 
-def _scan_and_watch(ls, rs: list[str]) -> None:
+def _scan_and_watch(ls, rs: list[str], generation: int) -> None:
     state = ls.watch
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event):
-            # Only changes: our own reads would otherwise come back as opened/closed events.
-            if event.event_type not in WRITE_EVENTS:
-                return
-            for p in (getattr(event, "src_path", ""), getattr(event, "dest_path", "")):
-                p = os.fsdecode(p) if p else ""
-                if p.endswith(".mlir") and not event.is_directory:
-                    with state.cond:
-                        state.pending[p] = time.monotonic()
-                        state.cond.notify()
+            # Only writes: our own reads would otherwise come back as opened/closed events.
+            for p in changed_paths(event, (".mlir",)):
+                with state.cond:
+                    state.pending[p] = time.monotonic()
+                    state.cond.notify()
 
     observer = Observer()
     for r in rs:
         observer.schedule(Handler(), r, recursive=True)
     observer.daemon = True
     observer.start()
-    state.observer = observer
-    state.stopped = False
-    _scan(ls, rs)
-    _drain(ls)
+    with state.cond:
+        kept = state.live(generation)  # else stopped (or started again) meanwhile: not ours to keep
+        if kept:
+            state.observer = observer
+    if not kept:
+        observer.stop()
+        return
+    _scan(ls, rs, generation)
+    _drain(ls, generation)
 
 
-def _scan(ls, rs: list[str]) -> None:
+def _scan(ls, rs: list[str], generation: int) -> None:
     files, _problems = discover(rs, exclude=tuple(f"*/{d}" for d in SKIP_DIRS))
     files = [f for f in files if f.endswith(".mlir")]  # bytecode is checked when opened
     progress = Progress(ls, f"mlir-lsp-scan-{os.getpid()}", f"mlir-lsp: checking {len(files)} workspace files")
@@ -213,7 +245,7 @@ def _scan(ls, rs: list[str]) -> None:
                                 "checked while closed (setting mlirLsp.workspace.maxFiles)")
             files = files[:max_files]
         for n, f in enumerate(files):
-            if ls.watch.stopped:
+            if not ls.watch.live(generation):
                 return
             check_file(ls, f)
             if n % 20 == 0:
@@ -222,12 +254,12 @@ def _scan(ls, rs: list[str]) -> None:
         progress.end()
 
 
-def _drain(ls) -> None:
+def _drain(ls, generation: int) -> None:
     """Check files whose events have settled for DEBOUNCE_SECONDS (bursts of writes coalesce)."""
     state = ls.watch
     while True:
         with state.cond:
-            if state.stopped:
+            if not state.live(generation):
                 return
             now = time.monotonic()
             ready = [p for p, t in state.pending.items() if now - t >= DEBOUNCE_SECONDS]

@@ -1,0 +1,43 @@
+"""The workspace watcher's life (issue 29, defect 9): turned off and on again with
+`mlirLsp.workspace.watch`, it scans and watches again, over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from reliability_lsp import REPRO, lsp_server
+
+HOST_ASSERT = '\nfunc.func @host(%ok: i1) {\n  cf.assert %ok, "checked on the host"\n  return\n}\n'
+
+
+async def next_publish(lsp, uri: str):
+    """The next non-empty diagnostics published for `uri`."""
+    while True:
+        p = await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 90)
+        if p.uri == uri and p.diagnostics:
+            return p.diagnostics
+
+
+def watch(on: bool) -> types.DidChangeConfigurationParams:
+    return types.DidChangeConfigurationParams(settings={"mlirLsp": {"workspace": {"watch": on}}})
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_watch_turned_off_and_on_again_watches_again(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    f = ws / "f.mlir"
+    f.write_text(REPRO.read_text())
+    uri = f.as_uri()
+    async with lsp_server(tmp_path, folders=[ws], client="neovim") as lsp:  # neovim: settings pushed
+        while not lsp.diagnostics.get(uri):  # the first scan
+            await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 90)
+        lsp.workspace_did_change_configuration(watch(False))
+        rescanned = asyncio.ensure_future(next_publish(lsp, uri))
+        lsp.workspace_did_change_configuration(watch(True))
+        assert len(await rescanned) == 4  # scanned again
+        f.write_text(REPRO.read_text() + HOST_ASSERT)  # and watched: a write is checked
+        assert sorted(str(d.code) for d in await next_publish(lsp, uri)) == ["MLA001"] * 4 + ["MLA003"]
