@@ -129,6 +129,7 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
         return _failed(ls, uri, got, e, own, had_diagnostics, interactive)
     finally:
         progress.end()
+        state.release(own)
         if own is not None and state.running.get(uri) is own:
             state.running.pop(uri, None)
     answer = Answer(version, pv)
@@ -329,10 +330,13 @@ def dispatch_ir(ls: MlirLspServer, uri: str | None) -> dict:
     if got is None:
         return {"text": "", "path": None, "error": f"document not open: {uri}"}
     opts = ls.options.dispatch
+    counter = None
     try:
-        counter = ls.dispatch.counter_for(opts)
+        counter = ls.dispatch.counter_for(opts)  # registered: a stopping server kills its compile
         rep = counter.prepare_flags(dispatch_flags(ls))
         ir, path = counter.dispatch_ir(got.text, rep.flags, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         return {"text": "", "path": None, "error": str(e)}
+    finally:
+        ls.dispatch.release(counter)
     return {"text": ir, "path": path}

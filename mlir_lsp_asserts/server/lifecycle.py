@@ -16,6 +16,8 @@ from . import guards, workspace_feature
 from .options import SECTION, read_options
 
 log = logging.getLogger(__name__)
+# What a signal leaves the server to stop its children before it exits (an editor waits ~5 s).
+STOP_SECONDS = 3.0
 
 
 def apply_options(ls, options) -> bool:
@@ -135,12 +137,11 @@ def _exit_with_client(ls, pid: int) -> None:
 
 def stop_background(ls) -> None:
     """Kill every child we started (compiles, real-parser runs, the Model Explorer viewer) and
-    stop the watcher: no process outlives the server, whichever way it ends."""
+    stop the watcher: no process outlives the server, whichever way it ends. The kills come
+    first and take no lock (a signal handler runs this on the thread that may hold one)."""
+    ls.parser_diagnostics.stop()
+    ls.dispatch.stop()
     ls.dispatch_graph.stop()
-    for uri in set(ls.dispatch.running) | set(ls.dispatch.timers):
-        ls.dispatch.cancel(uri)
-    for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
-        ls.parser_diagnostics.forget(uri)
     workspace_feature.stop(ls)
 
 
@@ -151,11 +152,13 @@ def stop_on_signals(ls) -> None:
     import signal
 
     def stop(signum, _frame):
+        # This runs on the main thread, between two bytecodes of whatever it was doing (maybe
+        # holding a lock): the stopping runs on a thread of its own, given STOP_SECONDS.
         log.warning("%s: stopping", signal.Signals(signum).name)
-        try:
-            stop_background(ls)
-        finally:
-            os._exit(128 + signum)
+        stopper = threading.Thread(target=stop_background, args=(ls,), name="mlir-lsp-stop", daemon=True)
+        stopper.start()
+        stopper.join(STOP_SECONDS)
+        os._exit(128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop)

@@ -1,0 +1,85 @@
+"""Issue 29, defects 5 and 6: a server ended with SIGTERM (an editor that ends its process
+group, a closed terminal) in the middle of its background work exits within 5 s and leaves no
+process of its own behind: not a real-parser child, not a compile (a count or `dispatch_ir`,
+each in a session of its own), not a Model Explorer that is still starting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+import pytest
+from lsprotocol import types
+
+from tests.reliability_lsp import ENCODER, REPRO, lsp_server, open_and_wait, processes, wait_until
+
+EXIT_SECONDS = 5  # the issue's bound: an editor waits about that long before it kills the server
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """pid -> command line of every live process below `pid`."""
+    procs = processes()
+    tree = {pid}
+    for _ in range(6):
+        tree |= {p for p, ppid, _cmd in procs if ppid in tree}
+    return {p: cmd for p, _ppid, cmd in procs if p in tree and p != pid}
+
+
+def _big_text() -> str:
+    """30 MB of IR the real parser takes seconds over."""
+    one = ("func.func @f{n}(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {{\n"
+           "  %0 = arith.addf %a, %b : tensor<4xf32>\n  %1 = arith.mulf %0, %b : tensor<4xf32>\n"
+           "  return %1 : tensor<4xf32>\n}}\n")
+    return "".join(one.format(n=i) for i in range(150_000))
+
+
+async def _start(lsp, tmp_path, what: str) -> str:
+    """Open a document and start the background work `what`; returns what to wait for in a
+    child's command line."""
+    if what == "parser":
+        uri = (tmp_path / "big.mlir").as_uri()
+        lsp.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="mlir", version=1, text=_big_text())))
+        return "server.parser_feature"
+    src = ENCODER if what in ("count", "dispatch_ir") else REPRO
+    path = tmp_path / src.name
+    path.write_text(src.read_text())
+    uri = path.as_uri()
+    await open_and_wait(lsp, uri, path.read_text())
+    if what == "count":
+        asyncio.ensure_future(lsp.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri}))
+        return "iree-compile"
+    if what == "dispatch_ir":
+        asyncio.ensure_future(lsp.protocol.send_request_async("mlirLsp/dispatchIR", {"uri": uri}))
+        return "iree-compile"
+    asyncio.ensure_future(lsp.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams(
+        command="mlirLsp.showDispatchGraph", arguments=[{"uri": uri, "open": False}])))
+    return "graph_viewer"
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+@pytest.mark.parametrize("what", ["parser", "count", "dispatch_ir", "model_explorer"])
+async def test_sigterm_during_background_work_leaves_no_process(tmp_path, what):
+    parser_off = {"mlirLsp": {"parserDiagnostics": what == "parser"}}
+    async with lsp_server(tmp_path, options=parser_off) as lsp:
+        server = lsp._server
+        marker = await _start(lsp, tmp_path, what)
+        busy = await wait_until(lambda: [p for p, cmd in _descendants(server.pid).items()
+                                         if marker in cmd and "--version" not in cmd],
+                                timeout=120)
+        assert busy, f"no {marker} process started: {[m.message for m in lsp.shown]}"
+        tree = _descendants(server.pid)  # what the server has running at the signal
+        os.kill(server.pid, signal.SIGTERM)
+        code = await asyncio.wait_for(server.wait(), EXIT_SECONDS)
+        assert code in (128 + signal.SIGTERM, -signal.SIGTERM)
+        with contextlib.suppress(Exception):
+            await lsp.stop()
+
+    def left() -> dict[int, str]:
+        return {p: cmd for p, _ppid, cmd in processes() if tree.get(p) == cmd}
+
+    await wait_until(lambda: not left(), timeout=2)  # a killed process is gone at once; a compile runs on
+    assert not left(), f"outlived the server: {left()}"
