@@ -196,8 +196,6 @@ def closed(ls, uri: str) -> None:
 
 
 def setup(server) -> None:
-    server.disk_files = DiskFiles()
-
     @server.feature(CHECK_REQUEST)
     @server.thread()
     def check_request(ls, params):

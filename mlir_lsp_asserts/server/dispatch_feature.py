@@ -60,8 +60,7 @@ def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
     file the client never synced but had checked from disk (disk_files_feature) is read there."""
     snap = ls.snapshot(uri)
     if snap is None:
-        disk = getattr(ls, "disk_files", None)
-        got = disk.text(uri) if disk is not None else None
+        got = ls.disk_files.text(uri)
         return None if got is None else OpenText(*got)
     return OpenText(snap.version, snap.source, snap.path or uri, snap.opened)
 
