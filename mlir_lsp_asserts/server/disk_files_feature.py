@@ -76,7 +76,7 @@ class DiskFiles:
             return None
         try:
             version = os.stat(path).st_mtime_ns
-            return version, read_source(path, weights=True).text, path  # compiled: the weights too
+            return version, read_source(path, weights=True, isolated=True).text, path  # compiled: the weights too
         except (OSError, SourceError) as e:
             log.info("disk file %s: %s", path, e)
             return None
@@ -152,7 +152,7 @@ def check_from_disk(ls, uri, force: bool = False) -> dict:
             cached = state.checked.get(uri)
         if not force and cached is not None and cached[0] == stamp:
             return cached[1]  # published when it was computed
-        out = run_file(path, JobOptions())
+        out = run_file(path, JobOptions(isolated=True))
         answer = _answer(uri, stamp[0], out)
         with state.lock:
             state.checked[uri] = (stamp, answer)
@@ -171,7 +171,7 @@ def fix_on_disk(ls, uri, mode, unsafe: bool = False) -> dict:
         if not os.path.exists(path):
             _gone(ls, uri, path)
             return {"fixed": 0, "remaining": None, "error": f"no such file: {path}"}
-        out = run_file(path, JobOptions(fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe)))
+        out = run_file(path, JobOptions(fix=True, fix_mode=str(mode), unsafe_fixes=bool(unsafe), isolated=True))
         try:
             stamp = file_stamp(path)
         except OSError:
