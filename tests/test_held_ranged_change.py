@@ -7,33 +7,16 @@ counts compile it, and nothing stays held."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
-from conftest import REPO, SHARED
+# the export with a 10 MB weight, and a client that sends ranged edits: test_weights_inline's
+from test_weights_inline import ASSERT_LINES as REPRO_ASSERT_LINES
+from test_weights_inline import _publish, big_inline_export, client  # noqa: F401 (fixtures)
 
-sys.path.insert(0, str(REPO / "bench"))
-import inline_weights  # noqa: E402
-
-REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
-BIG_PARAM = 'util.global private @big = #flow.parameter.named<"model"::"big"> : tensor<2500000xf32>\n'
-ASSERT_LINES = [19, 21, 30, 32]  # 1-based: the repro's, one line down (the big global)
-
-
-@pytest.fixture
-def big_inline_export(tmp_path):
-    """The repro with its weights inline and a 10 MB weight more (20 MB of hex)."""
-    text = REPRO.read_text()
-    at = text.index("util.global")
-    src = tmp_path / "exported.mlir"
-    src.write_text(text[:at] + BIG_PARAM + text[at:])
-    out = tmp_path / "big_inline.mlir"
-    inline_weights.make(str(src), str(out))
-    return out
+ASSERT_LINES = [a + 1 for a in REPRO_ASSERT_LINES]  # the big global's line comes first
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -48,7 +31,7 @@ def _insert_at_end(ir: str, section: str) -> types.TextDocumentContentChangePart
     return types.TextDocumentContentChangePartial(types.Range(end, end), section)
 
 
-def test_a_ranged_change_gets_its_lifted_section_back_and_holds_nothing(big_inline_export):
+def test_a_ranged_change_gets_its_lifted_section_back_and_holds_nothing(big_inline_export):  # noqa: F811
     """In the process: the message's bytes lifted as the reader does, the change applied; the
     document is the client's text and the held table is empty again."""
     from mlir_lsp_asserts.server.held_resources import HELD, lift
@@ -77,22 +60,9 @@ def test_a_ranged_change_gets_its_lifted_section_back_and_holds_nothing(big_inli
     assert doc.live.finding_count() == 4
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "mlir_lsp_asserts"]))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("neovim")))
-    yield
-    await lsp_client.shutdown_session()
-
-
-async def _publish(client: LanguageClient, uri: str, version: int) -> list[types.Diagnostic]:
-    while True:
-        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if params.uri == uri and params.version == version:
-            return [d for d in params.diagnostics if d.source == "mlir-lsp"]
-
-
 @pytest.mark.asyncio
-async def test_server_takes_a_section_inserted_by_a_ranged_change(client: LanguageClient, big_inline_export):
+async def test_server_takes_a_section_inserted_by_a_ranged_change(
+        client: LanguageClient, big_inline_export):  # noqa: F811 (the fixtures imported above)
     """A client that sends ranged edits pastes a 20 MB resource section at the end of an open
     IR: the findings stay on their lines, an edit below the IR lands where the client put it, and
     the dispatch count compiles the client's text (with a marker line in its place the compile
