@@ -128,8 +128,7 @@ def _exit_with_client(ls, pid: int) -> None:
                 os.kill(pid, 0)
             except ProcessLookupError:
                 log.warning("client process %d is gone; exiting", pid)
-                stop_background(ls)
-                os._exit(0)
+                stop_and_exit(ls, 0)
             except PermissionError:
                 pass
     threading.Thread(target=watch, name="client-watch", daemon=True).start()
@@ -145,6 +144,16 @@ def stop_background(ls) -> None:
     workspace_feature.stop(ls)
 
 
+def stop_and_exit(ls, code: int) -> None:
+    """`stop_background`, given STOP_SECONDS on a thread of its own, then the process ends. A
+    signal handler runs on the main thread between two bytecodes of whatever it was doing, maybe
+    holding a lock the stopping needs: waiting on it there would never end."""
+    stopper = threading.Thread(target=stop_background, args=(ls,), name="mlir-lsp-stop", daemon=True)
+    stopper.start()
+    stopper.join(STOP_SECONDS)
+    os._exit(code)
+
+
 def stop_on_signals(ls) -> None:
     """SIGTERM or SIGHUP (an editor that ends its process group, a closed terminal): stop every
     child first (the Model Explorer viewer runs in a session of its own, so the signal does not
@@ -152,13 +161,8 @@ def stop_on_signals(ls) -> None:
     import signal
 
     def stop(signum, _frame):
-        # This runs on the main thread, between two bytecodes of whatever it was doing (maybe
-        # holding a lock): the stopping runs on a thread of its own, given STOP_SECONDS.
         log.warning("%s: stopping", signal.Signals(signum).name)
-        stopper = threading.Thread(target=stop_background, args=(ls,), name="mlir-lsp-stop", daemon=True)
-        stopper.start()
-        stopper.join(STOP_SECONDS)
-        os._exit(128 + signum)
+        stop_and_exit(ls, 128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop)
