@@ -83,3 +83,25 @@ async def test_sigterm_during_background_work_leaves_no_process(tmp_path, what):
 
     await wait_until(lambda: not left(), timeout=2)  # a killed process is gone at once; a compile runs on
     assert not left(), f"outlived the server: {left()}"
+
+
+def test_stopping_takes_no_lock_its_own_thread_may_hold():
+    """The SIGTERM handler runs on the loop's thread, between two bytecodes of whatever it was
+    doing: that thread may hold the parser's lock (a didChange scheduling a parse). Stopping
+    from there must not wait for it (with a non-reentrant lock it waited forever)."""
+    import threading
+
+    from mlir_lsp_asserts.server.app import MlirLspServer
+    from mlir_lsp_asserts.server.lifecycle import stop_background
+
+    ls = MlirLspServer()
+    ls.parser_diagnostics.schedule(ls, "file:///edited.mlir")  # a parse pending, as after an edit
+    done = threading.Event()
+
+    def interrupted_while_holding_locks() -> None:
+        with ls.parser_diagnostics.lock, ls.dispatch.lock:
+            stop_background(ls)
+        done.set()
+
+    threading.Thread(target=interrupted_while_holding_locks, daemon=True).start()
+    assert done.wait(60), "stopping waited for a lock its own thread holds"
