@@ -105,3 +105,40 @@ def test_stopping_takes_no_lock_its_own_thread_may_hold():
 
     threading.Thread(target=interrupted_while_holding_locks, daemon=True).start()
     assert done.wait(60), "stopping waited for a lock its own thread holds"
+
+
+@pytest.mark.slow
+def test_a_stop_does_not_wait_for_model_explorer_to_start(tmp_path):
+    """`GraphViewerState.show` starts Model Explorer (seconds, up to 90 s): a stop meanwhile
+    (shutdown, SIGTERM) returns without waiting for it, and the viewer started is stopped."""
+    import threading
+
+    from mlir_lsp_asserts.graph_viewer import ViewerUnavailable
+    from mlir_lsp_asserts.server.dispatch_graph_state import GraphViewerState
+
+    state = GraphViewerState()
+    graph = tmp_path / "graph.json"
+    graph.write_text("[]")
+    outcome: list[object] = []
+
+    def show() -> None:
+        try:
+            outcome.append(state.show(graph, None, None))
+        except ViewerUnavailable as e:
+            outcome.append(e)
+
+    shower = threading.Thread(target=show, daemon=True)
+    shower.start()
+    me = os.getpid()
+    starting = [p for p, ppid, cmd in processes() if ppid == me and "graph_viewer" in cmd]
+    for _ in range(1200):  # the viewer's process appears
+        if starting:
+            break
+        shower.join(0.05)
+        starting = [p for p, ppid, cmd in processes() if ppid == me and "graph_viewer" in cmd]
+    assert starting, "Model Explorer did not start"
+    state.stop()
+    assert shower.is_alive(), "the stop waited for Model Explorer's start"
+    shower.join(120)
+    assert isinstance(outcome[0], ViewerUnavailable) and "shutting down" in str(outcome[0])
+    assert not [p for p, _ppid, _cmd in processes() if p in starting]
