@@ -154,18 +154,31 @@ def write_fixed_bytecode(src_path: str, fixed_text: str, dest_path: str) -> None
     to `dest_path` (an existing file: it keeps its mode), every resource and elided literal taken
     byte for byte from `src_path`. Runs in a child process; SourceError with its message when it
     fails or crashes, and then `dest_path` is unchanged."""
+    _in_child("writer", "child_main", [os.fspath(src_path), os.fspath(dest_path)],
+              fixed_text.encode("utf-8", "surrogatepass"))
+
+
+def bytecode_to_text_in_child(path: str, *, weights: bool = False) -> str:
+    """`bytecode_to_text` of a bytecode file, run in a child process: a server keeps MLIR off its
+    own threads (the parse holds the GIL: a 246 MB file for about a second), and a crash of the
+    reader is a SourceError, not the end of the server."""
+    out = _in_child("reader", "text_child_main", [os.fspath(path), "weights" if weights else "ir"], b"")
+    return out.decode("utf-8", "surrogatepass")
+
+
+def _in_child(role: str, entry: str, args: list[str], data: bytes) -> bytes:
+    """Run `entry(*args)` of this module in a child Python, `data` on its stdin: its stdout, or a
+    SourceError with the child's own message (or how it crashed)."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
-    cmd = [sys.executable, "-c", "from mlir_lsp_asserts.bytecode import child_main; child_main()",
-           os.fspath(src_path), os.fspath(dest_path)]
+    cmd = [sys.executable, "-c", f"from mlir_lsp_asserts.bytecode import {entry}; {entry}()", *args]
     try:
-        r = subprocess.run(cmd, input=fixed_text.encode("utf-8", "surrogatepass"), capture_output=True, env=env,
-                           check=False)
+        r = subprocess.run(cmd, input=data, capture_output=True, env=env, check=False)
     except OSError as e:
-        raise SourceError(f"cannot start the bytecode writer: {e.strerror or e}") from None
+        raise SourceError(f"cannot start the bytecode {role}: {e.strerror or e}") from None
     if r.returncode == 0:
-        return
+        return r.stdout
     stderr = r.stderr.decode("utf-8", "replace")
     ours = [ln[len(_CHILD_ERROR):] for ln in stderr.splitlines() if ln.startswith(_CHILD_ERROR)]
     if ours:
@@ -175,9 +188,23 @@ def write_fixed_bytecode(src_path: str, fixed_text: str, dest_path: str) -> None
             how = signal.Signals(-r.returncode).name
         except ValueError:
             how = f"signal {-r.returncode}"
-        raise SourceError(f"the bytecode writer crashed ({how})")
+        raise SourceError(f"the bytecode {role} crashed ({how})")
     last = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    raise SourceError(f"the bytecode writer failed (exit {r.returncode}{': ' + last[-1] if last else ''})")
+    raise SourceError(f"the bytecode {role} failed (exit {r.returncode}{': ' + last[-1] if last else ''})")
+
+
+def text_child_main() -> None:
+    """Child mode of `bytecode_to_text_in_child`: the text on stdout."""
+    path, what = sys.argv[1], sys.argv[2]
+    try:
+        text = bytecode_to_text(path, weights=what == "weights")
+    except SourceError as e:
+        _child_fail(str(e))
+    except MemoryError:
+        _child_fail("out of memory while reading the bytecode")
+    except Exception as e:  # noqa: BLE001 - one line for the caller, whatever it was
+        _child_fail(f"the bytecode reader failed ({type(e).__name__}: {str(e)[:200]})")
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogatepass"))
 
 
 def child_main() -> None:

@@ -28,6 +28,7 @@ class JobOptions:
     fix_mode: str | None = None
     verify_with_parser: bool = True
     settings: Settings | None = None  # instead of the config file's (the server's, config.editor_settings_for)
+    isolated: bool = False  # bytecode read in a child process (a server: see source.read_source)
 
 
 @dataclass
@@ -85,7 +86,7 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
             source = decode(raw)
         else:
             stamp = file_stamp(path)
-            source = read_source(path)
+            source = read_source(path, isolated=opts.isolated)
     except OSError as e:
         out.error = f"cannot read: {e.strerror or e}"
         return out

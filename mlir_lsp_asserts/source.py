@@ -76,7 +76,7 @@ def is_bytecode_file(path: str) -> bool:
         return f.read(len(BYTECODE_MAGIC)) == BYTECODE_MAGIC
 
 
-def read_source(path: str, *, weights: bool = False) -> Source:
+def read_source(path: str, *, weights: bool = False, isolated: bool = False) -> Source:
     """A file -> text to check (`weights`: as for `decode`). Raises OSError or SourceError.
 
     A text file is mapped, not read: only its IR part is decoded, and its resource section is
@@ -84,9 +84,10 @@ def read_source(path: str, *, weights: bool = False) -> Source:
     A bytecode file is never read into memory: MLIR maps it, and leaves its weights unread unless
     they are printed. A pipe is read as it comes."""
     if is_bytecode_file(path):
-        from .bytecode import bytecode_to_text
+        from .bytecode import bytecode_to_text, bytecode_to_text_in_child
 
-        return Source(bytecode_to_text(path, weights=weights), is_bytecode=True)
+        read = bytecode_to_text_in_child if isolated else bytecode_to_text
+        return Source(read(path, weights=weights), is_bytecode=True)
     if weights or not os.path.isfile(path):
         with open(path, "rb") as f:
             return decode(f.read(), weights=weights)

@@ -165,6 +165,8 @@ class Run:
                                                  stderr=subprocess.PIPE, cwd=self.cwd, start_new_session=True)
         except OSError as e:
             raise CompilerError(f"cannot run {self.argv[0]}: {e.strerror or e}") from None
+        if self._cancelled.is_set():  # cancelled while it started: `cancel` saw no process to kill
+            self._kill()
         stderr = proc.stderr
         assert stderr is not None  # stderr=PIPE
         chunks: list[bytes] = []

@@ -41,6 +41,7 @@ from . import (
     sync_feature,
     tokens_feature,
 )
+from .disk_files_feature import DiskFiles
 from .dispatch_graph_state import GraphViewerState
 from .dispatch_state import DispatchState
 from .open_documents import OpenDocument, Snapshot, Stamp
@@ -68,6 +69,7 @@ class MlirLspServer(LanguageServer):
         self.dispatch = DispatchState()
         self.dispatch_graph = GraphViewerState()  # the one Model Explorer viewer (dispatch_graph_feature)
         self.watch = WorkspaceWatch()
+        self.disk_files = DiskFiles()  # files the client never syncs, checked from disk
         self.event_loop = None
         self.pulled: set[str] = set()  # documents whose diagnostics the client pulls
         self.lock = threading.RLock()  # documents are edited on the loop, read by background work

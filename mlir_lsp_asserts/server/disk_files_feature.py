@@ -91,7 +91,7 @@ class DiskFiles:
             return None
         try:
             version = os.stat(path).st_mtime_ns
-            return version, read_source(path, weights=True).text, path  # compiled: the weights too
+            return version, read_source(path, weights=True, isolated=True).text, path  # compiled: the weights too
         except (OSError, SourceError) as e:
             log.info("disk file %s: %s", path, e)
             return None
@@ -103,9 +103,10 @@ def _param(params, name: str, default=None):
 
 def _job(ls, path: str) -> JobOptions:
     """A job with the file's settings in the server's one order (file_settings); a config file
-    that cannot be used is left to the job, which answers its error as `mlir-lsp --check` does."""
+    that cannot be used is left to the job, which answers its error as `mlir-lsp --check` does.
+    Bytecode is read in a child process (`isolated`): MLIR never runs in the server's own."""
     settings, problem = file_settings.for_path(ls, path)
-    return JobOptions() if problem else JobOptions(settings=settings)
+    return JobOptions(isolated=True) if problem else JobOptions(settings=settings, isolated=True)
 
 
 def _target(ls, uri) -> tuple[str | None, str | None]:
@@ -216,8 +217,6 @@ def closed(ls, uri: str) -> None:
 
 
 def setup(server) -> None:
-    server.disk_files = DiskFiles()
-
     @server.feature(CHECK_REQUEST)
     @server.thread()
     def check_request(ls, params):

@@ -61,8 +61,7 @@ def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
     file the client never synced but had checked from disk (disk_files_feature) is read there."""
     snap = ls.snapshot(uri)
     if snap is None:
-        disk = getattr(ls, "disk_files", None)
-        got = disk.text(uri) if disk is not None else None
+        got = ls.disk_files.text(uri)
         return None if got is None else OpenText(*got)
     return OpenText(snap.version, snap.source, snap.path or uri, snap.opened)
 
@@ -130,6 +129,7 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
         return _failed(ls, uri, got, e, own, had_diagnostics, interactive)
     finally:
         progress.end()
+        state.release(own)
         if own is not None and state.running.get(uri) is own:
             state.running.pop(uri, None)
     answer = Answer(version, pv)
@@ -318,10 +318,13 @@ def dispatch_ir(ls: MlirLspServer, uri: str | None) -> dict:
     if got is None:
         return {"text": "", "path": None, "error": f"document not open: {uri}"}
     opts = ls.options.dispatch
+    counter = None
     try:
-        counter = ls.dispatch.counter_for(opts)
+        counter = ls.dispatch.counter_for(opts)  # registered: a stopping server kills its compile
         rep = counter.prepare_flags(dispatch_flags(ls))
         ir, path = counter.dispatch_ir(got.text, rep.flags, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         return {"text": "", "path": None, "error": str(e)}
+    finally:
+        ls.dispatch.release(counter)
     return {"text": ir, "path": path}

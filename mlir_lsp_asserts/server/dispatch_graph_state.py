@@ -17,7 +17,8 @@ class GraphViewerState:
     """The server's one Model Explorer (`ls.dispatch_graph`) and the graph builds running."""
 
     def __init__(self):
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # the fields below; held for no longer than reading them
+        self.starting = threading.Lock()  # one Model Explorer start at a time (up to 90 s)
         self.viewer: Viewer | None = None
         self.folder: Path | None = None
         self.building: dict[str, DispatchCounter] = {}  # uri -> the counter compiling its graph
@@ -38,16 +39,25 @@ class GraphViewerState:
         """The URL of `graph` (`select` selected in the graph `graph_id`, the layers `expand`
         open) on the server's viewer, started on the first call (and again if it died): one
         Model Explorer serves every graph file, read on each page load."""
-        with self.lock:
-            if self.stopped:
-                raise ViewerUnavailable("the server is shutting down")
-            if self.viewer is not None and self.viewer.running():
-                return self.viewer.url_for(graph, select, graph_id, expand)
-            if self.viewer is not None:
-                self.viewer.stop()  # died: what it started goes too
-            self.viewer = None
-            self.viewer = open_viewer(graph, select_node=select, graph_id=graph_id, expand=expand)
-            return self.viewer.url
+        with self.starting:
+            with self.lock:
+                if self.stopped:
+                    raise ViewerUnavailable("the server is shutting down")
+                dead, self.viewer = self.viewer, None
+                if dead is not None and dead.running():
+                    self.viewer = dead
+                    return dead.url_for(graph, select, graph_id, expand)
+            if dead is not None:
+                dead.stop()  # died: what it started goes too
+            # Started without `self.lock`: a stop meanwhile does not wait for it (the viewer
+            # ends itself with its parent, see graph_viewer._serve) and is seen below.
+            viewer = open_viewer(graph, select_node=select, graph_id=graph_id, expand=expand)
+            with self.lock:
+                if not self.stopped:
+                    self.viewer = viewer
+                    return viewer.url
+            viewer.stop()
+            raise ViewerUnavailable("the server is shutting down")
 
     def stop(self) -> None:
         """Stop the viewer and the graph compiles, remove the graph files (shutdown, exit)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 from ..dispatch.compiler import find_compiler
@@ -60,6 +61,10 @@ class DispatchState:
         self.inflight: dict[str, tuple[Stamp, threading.Event]] = {}
         # what the last what-if measured, for the findings of that text only
         self.measured: dict[str, tuple[Stamp, Measurement]] = {}
+        # every counter handed out and not yet released (counts, dispatch_ir): `stop` cancels them
+        # (weak: a caller that never releases its counter does not keep it)
+        self.live: weakref.WeakSet[DispatchCounter] = weakref.WeakSet()
+        self.stopped = False
 
     def cancel(self, uri: str) -> None:
         """A new edit: the pending timer is dropped and the running compile killed at once."""
@@ -85,4 +90,21 @@ class DispatchState:
             self.counter = DispatchCounter(find_compiler(opts.compiler_path), timeout=opts.timeout)
         own = self.counter.sibling()
         own.timeout = opts.timeout
+        self.live.add(own)
+        if self.stopped:  # after the add: a `stop` racing with us cannot miss this counter
+            own.cancel_all()
         return own
+
+    def release(self, own: DispatchCounter | None) -> None:
+        """A counter of `counter_for` whose work is done."""
+        if own is not None:
+            self.live.discard(own)
+
+    def stop(self) -> None:
+        """The server is ending: every timer dropped, every compile killed, none started again.
+        Takes no lock (a signal handler may run it while its thread holds one)."""
+        self.stopped = True
+        for t in list(self.timers.values()):
+            t.cancel()
+        for counter in list(self.live) + list(self.running.values()):
+            counter.cancel_all()

@@ -117,3 +117,11 @@ def held_tail_of(text: str) -> tuple[int, HeldTail] | None:
     tail = HELD.take(int(m.group(1)))
     return None if tail is None else (m.start(), tail)
 
+
+
+def restored(text: str) -> str | None:
+    """`text` (a ranged change's, which the reader may lift as it lifts a whole text) with its
+    held section put back in place of the marker; None when it has no marker. The entry is taken:
+    nothing stays held."""
+    held = held_tail_of(text)
+    return None if held is None else text[:held[0]] + held[1].text()

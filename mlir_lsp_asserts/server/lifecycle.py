@@ -16,6 +16,8 @@ from . import file_settings, guards, workspace_feature
 from .options import SECTION, read_options
 
 log = logging.getLogger(__name__)
+# What a signal leaves the server to stop its children before it exits (an editor waits ~5 s).
+STOP_SECONDS = 3.0
 
 
 def apply_options(ls, options) -> bool:
@@ -128,8 +130,7 @@ def _exit_with_client(ls, pid: int) -> None:
                 os.kill(pid, 0)
             except ProcessLookupError:
                 log.warning("client process %d is gone; exiting", pid)
-                stop_background(ls)
-                os._exit(0)
+                stop_and_exit(ls, 0)
             except PermissionError:
                 pass
     threading.Thread(target=watch, name="client-watch", daemon=True).start()
@@ -137,13 +138,22 @@ def _exit_with_client(ls, pid: int) -> None:
 
 def stop_background(ls) -> None:
     """Kill every child we started (compiles, real-parser runs, the Model Explorer viewer) and
-    stop the watcher: no process outlives the server, whichever way it ends."""
+    stop the watcher: no process outlives the server, whichever way it ends. The kills come
+    first and take no lock (a signal handler runs this on the thread that may hold one)."""
+    ls.parser_diagnostics.stop()
+    ls.dispatch.stop()
     ls.dispatch_graph.stop()
-    for uri in set(ls.dispatch.running) | set(ls.dispatch.timers):
-        ls.dispatch.cancel(uri)
-    for uri in list(ls.parser_diagnostics.children) + list(ls.parser_diagnostics.timers):
-        ls.parser_diagnostics.forget(uri)
     workspace_feature.stop(ls)
+
+
+def stop_and_exit(ls, code: int) -> None:
+    """`stop_background`, given STOP_SECONDS on a thread of its own, then the process ends. A
+    signal handler runs on the main thread between two bytecodes of whatever it was doing, maybe
+    holding a lock the stopping needs: waiting on it there would never end."""
+    stopper = threading.Thread(target=stop_background, args=(ls,), name="mlir-lsp-stop", daemon=True)
+    stopper.start()
+    stopper.join(STOP_SECONDS)
+    os._exit(code)
 
 
 def stop_on_signals(ls) -> None:
@@ -154,10 +164,7 @@ def stop_on_signals(ls) -> None:
 
     def stop(signum, _frame):
         log.warning("%s: stopping", signal.Signals(signum).name)
-        try:
-            stop_background(ls)
-        finally:
-            os._exit(128 + signum)
+        stop_and_exit(ls, 128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop)

@@ -20,7 +20,7 @@ from ..incremental.live_text import LiveText
 from ..source import SourceError, decode
 from ..syntax.lines import LineIndex
 from ..syntax.resource_section import NOT_CLOSED, tail_of_text
-from .held_resources import LIFT_MIN_BYTES, HeldTail, held_tail_of
+from .held_resources import LIFT_MIN_BYTES, HeldTail, held_tail_of, restored
 
 # Past this much IR a document is not checked live (the CLI still checks it): one message says
 # so. A resource section does not count: it is never read.
@@ -108,6 +108,8 @@ class OpenDocument:
             rng = getattr(ch, "range", None)
             if rng is None:
                 self._reset(version, ch.text, self.live.settings)
+            elif (whole := restored(ch.text)) is not None:  # a large paste whose section the reader lifted
+                self._reset(version, _spliced(self.snapshot().source, rng, whole), self.live.settings)
             elif self.error:
                 continue  # an unchecked text: only a whole replacement can change it
             elif self.tail is not None and max(rng.start.line, rng.end.line) >= self.tail_line:

@@ -75,9 +75,20 @@ class ParserDiagnostics:
         self.lock = threading.Lock()
         self.enabled = True
         self.children: dict[str, subprocess.Popen[bytes]] = {}  # uri -> running child parse
+        self.stopped = False
+
+    def stop(self) -> None:
+        """The server is ending: timers dropped, children killed, none started again. Takes no
+        lock: the SIGTERM handler runs on the loop's thread, which may hold `self.lock`."""
+        self.stopped = True
+        for t in list(self.timers.values()):
+            t.cancel()
+        for proc in list(self.children.values()):
+            if proc.poll() is None:
+                proc.kill()
 
     def schedule(self, ls: MlirLspServer, uri: str) -> None:
-        if not self.enabled:
+        if not self.enabled or self.stopped:
             return
         with self.lock:
             old = self.timers.pop(uri, None)
@@ -120,6 +131,8 @@ class ParserDiagnostics:
         assert stdin is not None and stdout is not None  # both PIPE
         with self.lock:
             self.children[uri] = proc
+        if self.stopped:  # after the registration: a `stop` racing with us cannot miss this child
+            proc.kill()
         expired = threading.Event()
 
         def expire() -> None:
