@@ -13,9 +13,9 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .dispatch.flags import profile_flags, split_flags
-from .dispatch.strip_assertions import StripDecision, asserts_stripped
 from .findings import FixMode, Severity
+from .iree_flags.flags import profile_flags, split_flags
+from .iree_flags.strip_assertions import StripDecision, asserts_stripped
 from .rules import RULES, RULES_BY_CODE, resolve_code
 
 FIX_MODES = tuple(FixMode)

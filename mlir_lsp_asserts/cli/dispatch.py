@@ -39,8 +39,8 @@ from ..dispatch.compstat import (
 )
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import compare_with_baseline, entry_line
-from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags, target_of
 from ..dispatch.preview import Preview, initializer_split, preview
+from ..iree_flags.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags, target_of
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
 from .results import shard_inputs, write_results

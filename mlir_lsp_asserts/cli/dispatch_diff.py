@@ -27,7 +27,7 @@ from ..dispatch.diff import (
     entry_line,
     entry_text,
 )
-from ..dispatch.flags import profile_flags, split_flags
+from ..iree_flags.flags import profile_flags, split_flags
 from ..source import SourceError, decode
 from .dispatch import user_profiles
 from .output import gh_escape

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from ..dispatch.compiler import CompilerError, find_compiler
 from ..dispatch.count import DispatchCounter
-from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
 from ..dispatch.preview import preview
+from ..iree_flags.flags import profile_flags, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, read_source
 from .dispatch import Spinner, user_profiles

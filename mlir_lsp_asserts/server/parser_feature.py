@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
+from .protocol import Server
 
 if TYPE_CHECKING:
-    from .app import MlirLspServer
     from .open_documents import Stamp
 
 DEBOUNCE_SECONDS = 0.5
@@ -75,7 +75,7 @@ class ParserDiagnostics:
         self.enabled = True
         self.children: dict[str, subprocess.Popen[bytes]] = {}  # uri -> running child parse
 
-    def schedule(self, ls: MlirLspServer, uri: str) -> None:
+    def schedule(self, ls: Server, uri: str) -> None:
         if not self.enabled:
             return
         with self.lock:
@@ -88,7 +88,7 @@ class ParserDiagnostics:
             self.timers[uri] = t
             t.start()
 
-    def _run(self, ls: MlirLspServer, uri: str) -> None:
+    def _run(self, ls: Server, uri: str) -> None:
         got = ls.snapshot_parts(uri)
         if got is None:
             return
