@@ -21,9 +21,9 @@ from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import compare_with_baseline
 from ..dispatch.measured_cost import Measurement
 from ..dispatch.preview import Preview, preview
+from ..dispatch.request import CountRequest, count_request
 from ..dispatch.results import BaselineComparison
 from ..findings import Finding
-from ..iree_flags.flags import profile_flags
 from . import guards, workspace_feature
 from .dispatch_state import Answer, DispatchState
 from .dispatch_views import OLDER_SYNTAX, attribution_lenses, lens_title
@@ -64,9 +64,18 @@ def open_text(ls: Server, uri: str) -> OpenText | None:
     return OpenText(snap.version, snap.source, snap.path or uri, snap.opened)
 
 
-def dispatch_flags(ls: Server) -> list[str]:
+def count_request_of(ls: Server) -> CountRequest:
+    """The count request of the server's settings: `dispatch.profile` and `dispatch.flags` (which
+    the rule settings carry, with their `profiles`), the compiler, the timeout, the what-if. An
+    unknown profile raises ValueError, which the count answers with, as the CLI exits with it.
+    (`dispatch.baseline` is compared after the count, found from the workspace: `baseline_result`.)"""
     opts = ls.options.dispatch
-    return profile_flags(opts.profile, {name: list(f) for name, f in ls.settings.profiles}) + list(opts.extra_flags)
+    return count_request(ls.settings, compiler=opts.compiler_path, timeout=opts.timeout, what_if=opts.what_if)
+
+
+def dispatch_flags(ls: Server) -> list[str]:
+    """The flags a count compiles with (the request's, without finding the compiler)."""
+    return ls.settings.dispatch_flags()
 
 
 def compute(ls: Server, uri: str | None, interactive: bool = True) -> dict:
@@ -116,11 +125,11 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
         before = state.results.get(uri)
     had_diagnostics = bool(before and before[1].has_diagnostics)
     try:
-        own = state.counter_for(opts)
+        req = count_request_of(ls)
+        own = state.counter_for(opts, req.compiler)
         state.running[uri] = own
-        flags = dispatch_flags(ls)
         progress.begin()
-        pv = preview(own, path, text, opts.profile, flags, what_if=opts.what_if, attribution=opts.attribution)
+        pv = preview(own, path, text, req.profile, list(req.flags), what_if=req.what_if, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         if str(e) == "cancelled":
             return None
@@ -133,7 +142,7 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
     if opts.baseline:
         answer.baseline = baseline_result(ls, path, text, pv)
     lenses = attribution_lenses(text, pv, answer.baseline)
-    measured = Measurement.of(pv, opts.extra_flags)
+    measured = Measurement.of(pv, req.extra_flags)
     with state.lock:
         if not _still_open(ls, uri, got):
             return answer  # its document was closed meanwhile: the answer is for the request only
@@ -328,8 +337,9 @@ def dispatch_ir(ls: Server, uri: str | None) -> dict:
         return {"text": "", "path": None, "error": f"document not open: {uri}"}
     opts = ls.options.dispatch
     try:
-        counter = ls.dispatch.counter_for(opts)
-        rep = counter.prepare_flags(dispatch_flags(ls))
+        req = count_request_of(ls)
+        counter = ls.dispatch.counter_for(opts, req.compiler)
+        rep = counter.prepare_flags(list(req.flags))
         ir, path = counter.dispatch_ir(got.text, rep.flags, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         return {"text": "", "path": None, "error": str(e)}
