@@ -117,3 +117,32 @@ def test_the_check_finds_a_circle_and_an_upward_import():
     assert not any(_front_end(d) for d in graph["mlir_lsp_asserts.check"])
     assert _cycle(room_graph({"p.a.x": {"p.b.y"}, "p.b.y": set(), "p.b.z": {"p.a.w"}, "p.a.w": set()})) == [
         "p.a", "p.b", "p.a"]
+
+
+# One idea per file: no function over 80 lines, no file over 450, in the package, the benchmarks
+# and the tests' helper modules (the test files themselves may be longer).
+MAX_FUNCTION_LINES = 80
+MAX_FILE_LINES = 450
+
+
+def _sized_files() -> list[Path]:
+    helpers = [p for p in (REPO / "tests").glob("*.py") if not p.name.startswith("test_")]
+    return sorted([*PACKAGE.rglob("*.py"), *(REPO / "bench").glob("*.py"), *helpers])
+
+
+def _too_long(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    name = str(path.relative_to(REPO))
+    out = [f"{name}: {n} lines"] if (n := len(text.splitlines())) > MAX_FILE_LINES else []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            n = (node.end_lineno or node.lineno) - node.lineno + 1
+            if n > MAX_FUNCTION_LINES:
+                out.append(f"{name}:{node.lineno}: {node.name} is {n} lines")
+    return out
+
+
+def test_no_long_function_and_no_long_file():
+    files = _sized_files()
+    assert {"conftest.py", "fuzzlib.py", "bench_server.py", "check.py"} <= {p.name for p in files}
+    assert [line for p in files for line in _too_long(p)] == []
