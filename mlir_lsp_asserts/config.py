@@ -57,7 +57,8 @@ class Settings:
         """The profile's flags and `flags`: what the project compiles with, as a dispatch count
         compiles (the CLI's and the server's alike). An unknown profile raises ValueError (its
         one-line message names the known ones)."""
-        return profile_flags(self.dispatch_profile, _table_of(self.profiles)) + list(self.flags)
+        table = _table_of(self.profiles)
+        return profile_flags(self.dispatch_profile, table) + list(self.flags)
 
     @property
     def dispatch_profile(self) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -13,22 +12,15 @@ from pathlib import Path
 
 from ..config import Settings, settings_for
 from ..dispatch.baselines import (
-    Baseline,
     BaselineError,
-    load_baseline,
-    save_baseline,
 )
 from ..dispatch.compiler import (
     CompilerError,
     other_release_message,
     other_release_syntax,
 )
-from ..dispatch.compstat import (
-    load_compstat_files,
-    write_goldens,
-)
 from ..dispatch.count import DispatchCounter
-from ..dispatch.judging import judge_count, split_text
+from ..dispatch.judging import judge_count, split_text, write_updates
 from ..dispatch.preview import Preview, preview
 from ..dispatch.request import CountRequest, count_request
 from ..iree_flags.flags import BUILTIN_PROFILES, list_profiles, split_flags
@@ -233,39 +225,13 @@ def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
 
 
 def apply_updates(file: str, updates: list[dict]) -> bool:
-    """The counts (and attribution) of a run written: into the baseline `file` (its other
-    entries kept), or into the goldens of the compstat files (only those numbers changed)."""
-    ours = [u for u in updates if u["kind"] == "baseline"]
-    try:
-        for u in updates:
-            if u["kind"] == "compstat":
-                write_goldens(u["file"], u["values"], u["profile"], u.get("attribution"))
-                print(f"mlir-lsp: wrote {u['file']}", file=sys.stderr)
-        if ours or not updates and not _is_compstat_target(file):
-            try:
-                kept = load_baseline(file)
-            except BaselineError:
-                kept = Baseline({})
-            for u in ours:
-                kept.counts.setdefault(u["path"], {})[u["profile"]] = u["count"]
-                if u.get("attribution") is not None:
-                    kept.attribution.setdefault(u["path"], {})[u["profile"]] = u["attribution"]
-            save_baseline(file, kept)
-            print(f"mlir-lsp: wrote {file}", file=sys.stderr)
-    except BaselineError as e:
-        print(f"mlir-lsp: error: {e}", file=sys.stderr)
-        return False
-    except OSError as e:
-        print(f"mlir-lsp: error: cannot write {e.filename or file}: {e.strerror or e}", file=sys.stderr)
-        return False
-    return True
-
-
-def _is_compstat_target(file: str) -> bool:
-    try:
-        return load_compstat_files(file) is not None
-    except BaselineError:
-        return os.path.isdir(file)
+    """The counts (and attribution) of a run written (`judging.write_updates`), what was written
+    or why not said on stderr."""
+    said: list[str] = []
+    ok = write_updates(file, updates, said)
+    for line in said:
+        print(line, file=sys.stderr)
+    return ok
 
 
 def run_list_profiles(args) -> int:

@@ -8,8 +8,10 @@ stored attribution, and the update of the baseline that `--update-baseline` asks
 
 from __future__ import annotations
 
-from .baselines import Baseline, Verdict, against, compact, judge
-from .compstat import COUNT_KEY, SIZE_KEY, CompstatFile, as_baseline
+import os
+
+from .baselines import Baseline, BaselineError, Verdict, against, compact, judge, load_baseline, save_baseline
+from .compstat import COUNT_KEY, SIZE_KEY, CompstatFile, as_baseline, load_compstat_files, write_goldens
 from .diff import compare_with_baseline, entry_line
 from .preview import Preview, initializer_split
 from .request import CountRequest
@@ -123,3 +125,40 @@ def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, bas
         out.append(f"mlir-lsp: ... {len(new) - limit} more new dispatches (mlir-lsp --dispatch-diff "
                    f"--against-baseline --baseline {baseline_path} {pv.path})")
     return out
+
+
+def write_updates(file: str, updates: list[dict], said: list[str]) -> bool:
+    """The counts (and attribution) of a run written: into the baseline `file` (its other
+    entries kept), or into the goldens of the compstat files (only those numbers changed); the
+    lines for the user (what was written, or why not) added to `said`."""
+    ours = [u for u in updates if u["kind"] == "baseline"]
+    try:
+        for u in updates:
+            if u["kind"] == "compstat":
+                write_goldens(u["file"], u["values"], u["profile"], u.get("attribution"))
+                said.append(f"mlir-lsp: wrote {u['file']}")
+        if ours or not updates and not _is_compstat_target(file):
+            try:
+                kept = load_baseline(file)
+            except BaselineError:
+                kept = Baseline({})
+            for u in ours:
+                kept.counts.setdefault(u["path"], {})[u["profile"]] = u["count"]
+                if u.get("attribution") is not None:
+                    kept.attribution.setdefault(u["path"], {})[u["profile"]] = u["attribution"]
+            save_baseline(file, kept)
+            said.append(f"mlir-lsp: wrote {file}")
+    except BaselineError as e:
+        said.append(f"mlir-lsp: error: {e}")
+        return False
+    except OSError as e:
+        said.append(f"mlir-lsp: error: cannot write {e.filename or file}: {e.strerror or e}")
+        return False
+    return True
+
+
+def _is_compstat_target(file: str) -> bool:
+    try:
+        return load_compstat_files(file) is not None
+    except BaselineError:
+        return os.path.isdir(file)
