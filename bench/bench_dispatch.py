@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from mlir_lsp_asserts.dispatch.compiler import CompilerError, Run, find_compiler  # noqa: E402
 from mlir_lsp_asserts.dispatch.count import DispatchCounter  # noqa: E402
-from mlir_lsp_asserts.dispatch.flags import profile_flags  # noqa: E402
 from mlir_lsp_asserts.dispatch.preview import preview  # noqa: E402
+from mlir_lsp_asserts.iree_flags.flags import profile_flags  # noqa: E402
 
 ENCODER = ROOT.parent / "shared" / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
 REPRO = ROOT.parent / "shared" / "fixtures" / "repro" / "hoisted_gather.mlir"

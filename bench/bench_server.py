@@ -37,221 +37,40 @@ first on PYTHONPATH (bench_check.child_env; BENCH_PACKAGE_DIR=DIR measures the p
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_check  # noqa: E402
 import generate  # noqa: E402
+from bench_workspace import workspace_section  # noqa: E402
+from lsp_bench import (  # noqa: E402
+    AssertToggle,
+    Client,
+    cpu_s,
+    mla001,
+    open_timed,
+    p95,
+    peak_rss_kib,
+    print_edits,
+    print_open,
+    rss_kib,
+    settle,
+    verdict,
+)
 
 ROOT = HERE.parent
 MLIR_LSP = bench_check.MLIR_LSP
 SECTIONS = ("model", "spread", "inline", "workspace")
 # Stands for a JSON value encoded ahead of the clock (`encoded`).
-RAW = "\0"
 ENCODER = bench_check.ENCODER
 UPSTREAM_OPT = "/usr/lib/llvm-22/bin/mlir-opt"
 UPSTREAM_CANDIDATES = ["/usr/lib/llvm-22/bin/mlir-lsp-server", "mlir-lsp-server-22", "mlir-lsp-server"]
-
-
-class Client:
-    """A minimal LSP client over a child's stdio: enough to time notifications precisely."""
-
-    def __init__(self, argv: list[str]):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=bench_check.child_env())
-        self.next_id = 0
-        self.lock = threading.Condition()
-        self.send_lock = threading.Lock()  # the reader thread answers the server's requests
-        self.messages: list[tuple[float, dict]] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            body = out.read(length)
-            msg = json.loads(body)
-            if "id" in msg and "method" in msg:  # a request from the server: answer null
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
-            with self.lock:
-                self.messages.append((time.perf_counter(), msg))
-                self.lock.notify_all()
-
-    def _send(self, msg: dict) -> None:
-        self.send_bytes(json.dumps(msg).encode())
-
-    def send_bytes(self, data: bytes) -> float:
-        """Writes one message whose JSON is `data` (not copied); returns the time it started."""
-        with self.send_lock:
-            t = time.perf_counter()
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data))
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-        return t
-
-    def notify(self, method: str, params) -> float:
-        return self.send_bytes(encoded(method, params))
-
-    def request(self, method: str, params, timeout: float = 60):
-        self.next_id += 1
-        rid = self.next_id
-        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        return self.wait(lambda m: m.get("id") == rid and "method" not in m, timeout)[1]
-
-    def wait(self, pred, timeout: float = 120, start: int = 0) -> tuple[float, dict]:
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            i = start
-            while True:
-                while i < len(self.messages):
-                    t, m = self.messages[i]
-                    i += 1
-                    if pred(m):
-                        return t, m
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("no answer from the server")
-                self.lock.wait(left)
-
-    def mark(self) -> int:
-        with self.lock:
-            return len(self.messages)
-
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None, timeout=10)
-            self.notify("exit", None)
-            self.proc.wait(timeout=10)
-        except Exception:  # noqa: BLE001 - a benchmark closes what it opened, whatever happened
-            self.proc.kill()
-            self.proc.wait()
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
-
-
-def has_children(pid: int) -> bool:
-    return bool(children(pid))
-
-
-def settle(pid: int, timeout: float = 120) -> None:
-    """Wait until the server is idle: its background real-parser child (0.5 s after the last
-    edit, ~10 s on 50 MB) has come and gone."""
-    time.sleep(1.0)
-    deadline = time.monotonic() + timeout
-    while has_children(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
-def cpu_s(pid: int) -> float:
-    """CPU time (user + system, all threads) the process has used: a machine loaded by other work
-    stretches an edit's latency, much less the CPU it costs."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def encoded(method: str, params, raw: bytes = b"") -> bytes:
-    """A notification's JSON; the string RAW in `params` stands for `raw`, a JSON value encoded
-    once ahead of the clock (a big text, which a full-text client would otherwise encode again)."""
-    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
-    return body.replace(b'"\\u0000"', raw, 1) if raw else body
-
-
-_LAST_OPEN: list = []  # [text, uri, message]: the last didOpen encoded, for the next run's
-
-
-def did_open(uri: str, text: str) -> bytes:
-    """The didOpen message of `text`, encoded before any clock starts (json.dumps of a 490 MB
-    text takes the client seconds that are not the server's) and kept for the next run."""
-    if _LAST_OPEN and _LAST_OPEN[0] is text and _LAST_OPEN[1] == uri:
-        return _LAST_OPEN[2]
-    _LAST_OPEN.clear()
-    msg = encoded("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1,
-                                                             "text": text}})
-    _LAST_OPEN.extend((text, uri, msg))
-    return msg
-
-
-def open_timed(c: Client, uri: str, text: str, versioned: bool = False) -> tuple[float, dict]:
-    """`initialized`, then `didOpen`: seconds to the first publish for it, and that publish
-    (`versioned`: of version 1, not a workspace scan's publish of the file on disk)."""
-    msg = did_open(uri, text)
-    c.notify("initialized", {})
-    mark = c.mark()
-    t0 = c.send_bytes(msg)
-    t1, first = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
-                       and (not versioned or m["params"].get("version") == 1), timeout=600, start=mark)
-    return t1 - t0, first
-
-
-def mla001(publish: dict) -> int:
-    return sum(1 for d in publish["params"]["diagnostics"] if d.get("code") == "MLA001")
-
-
-class AssertToggle:
-    """Edits that comment a `cf.assert` line out and in again, each timed from its didChange to
-    the publish of that version. A full-sync server (upstream) gets whole texts, encoded ahead."""
-
-    def __init__(self, c: Client, uri: str, line: int, full_text: str | None = None):
-        self.c, self.uri, self.line, self.version, self.commented = c, uri, line, 1, False
-        self.texts: tuple[bytes, bytes] | None = None
-        if full_text is not None:
-            at = sum(len(ln) + 1 for ln in full_text.split("\n", line)[:line])
-            self.texts = (json.dumps(full_text).encode(), json.dumps(full_text[:at] + "// " + full_text[at:]).encode())
-
-    def toggle(self) -> float:
-        self.version += 1
-        v, comment = self.version, not self.commented
-        rng = {"start": {"line": self.line, "character": 0},
-               "end": {"line": self.line, "character": 0 if comment else 3}}
-        params = {"textDocument": {"uri": self.uri, "version": v},
-                  "contentChanges": [{"range": rng, "text": "// " if comment else ""}]}
-        if self.texts is not None:
-            params["contentChanges"] = [{"text": RAW}]
-        msg = encoded("textDocument/didChange", params, self.texts[comment] if self.texts else b"")
-        mark = self.c.mark()
-        t = self.c.send_bytes(msg)
-        self.commented = comment
-        # Upstream publishes without a version field when the client gives none back: match on
-        # the first publish after the change for it.
-        tp, _m = self.c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                             and m["params"]["uri"] == self.uri and m["params"].get("version", v) == v,
-                             timeout=600, start=mark)
-        return tp - t
 
 
 def session(argv: list[str], uri: str, text: str, assert_line: int, edits: int, memory_edits: int = 0) -> dict:
@@ -279,21 +98,6 @@ def session(argv: list[str], uri: str, text: str, assert_line: int, edits: int, 
     out["peak_rss_kib"] = peak_rss_kib(c.proc.pid)
     c.close()
     return out
-
-
-def peak_rss_kib(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:  # gone meanwhile
-        pass
-    return 0
-
-
-def children_peak_kib(pid: int) -> int:
-    """The largest peak RSS (VmHWM) among the process's children now alive."""
-    return max((peak_rss_kib(k) for k in children(pid)), default=0)
 
 
 def model_places(text: str) -> dict[str, tuple[int, int, str]]:
@@ -412,11 +216,6 @@ def print_model(path: Path, text: str, runs: int, edits: int, parse_s: float) ->
           f"[target < 4x: {'ok' if peak < 4 * len(text) else 'MISSED'}]")
 
 
-def p95(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
-
-
 def upstream_twin(path: Path, text: str) -> Path:
     """The same module with its IREE-only ops (util.global parameters) replaced by upstream
     ones, so that upstream's server, which has no IREE dialect, parses all of it too."""
@@ -444,22 +243,6 @@ def parse_median(path: Path, runs: int) -> float:
     print(f"iree-opt batch parse: median {statistics.median(secs):.2f} s over {runs} runs "
           f"({', '.join(f'{x:.2f}' for x in secs)})")
     return statistics.median(secs)
-
-
-def verdict(ok: bool) -> str:
-    return "ok" if ok else "MISSED"
-
-
-def print_open(who: str, opens: list[float], parse_s: float, target: float, note: str = "") -> None:
-    m = statistics.median(opens)
-    print(f"{who}: open -> diagnostics median {m:.2f} s (runs: {', '.join(f'{x:.2f}' for x in opens)}){note}; "
-          f"ratio to iree-opt {m / parse_s:.2f} [target < {target:g}: {verdict(m < target * parse_s)}]")
-
-
-def print_edits(who: str, xs: list[float], what: str = "edit -> diagnostics", cpu: list[float] | None = None) -> None:
-    spent = f"; server CPU {statistics.median(cpu) * 1000:.1f} ms an edit" if cpu else ""
-    print(f"{who}: {what} median {statistics.median(xs) * 1000:.1f} ms, p95 {p95(xs) * 1000:.1f} ms, "
-          f"max {max(xs) * 1000:.1f} ms over {len(xs)} edits{spent} [target p95 < 20 ms: {verdict(p95(xs) < 0.020)}]")
 
 
 def model_section(args) -> None:
@@ -546,157 +329,6 @@ def inline_section(args) -> None:
     peak = max(r["peak_rss_kib"] for r in res) * 1024
     print(f"mlir-lsp: peak RSS (VmHWM) {peak / 2**20:.0f} MiB = {peak / size:.2f}x the file "
           f"[target < 2.5x: {verdict(peak < 2.5 * size)}]")
-
-
-WORKSPACE = bench_check.OUT / "workspace"
-MAX_SCAN_EDITS = 5000
-
-
-def workspace_folder() -> tuple[Path, dict[str, int]]:
-    """bench/out/workspace, made afresh: the prompt encoder (a copy), the two 50 MB shapes and the
-    inline export (hard links to bench/out's files, copies where linking fails); returns the
-    encoder's path and the big files' names with their asserts."""
-    big = [bench_check.generated("generated_50mb", generate.generate, 50_000_000),
-           bench_check.generated("model_shaped_20x", lambda _n: generate.generate_model_shaped(20), 20),
-           bench_check.generated_inline()[::2]]
-    shutil.rmtree(WORKSPACE, ignore_errors=True)
-    WORKSPACE.mkdir()
-    shutil.copyfile(ENCODER, WORKSPACE / ENCODER.name)
-    for path, _n in big:
-        try:
-            os.link(path, WORKSPACE / path.name)
-        except OSError:
-            shutil.copyfile(path, WORKSPACE / path.name)
-    return WORKSPACE / ENCODER.name, {path.name: n for path, n in big}
-
-
-class ScanWatch:
-    """What a server's workspace scan has shown so far: when each big file's diagnostics were
-    published (and how many assert findings they held), and when the scan's `$/progress` ended."""
-
-    def __init__(self, names):
-        self.names = set(names)
-        self.published: dict[str, tuple[float, int]] = {}
-        self.ended: float | None = None
-        self.seen = 0
-
-    def update(self, c: Client) -> None:
-        with c.lock:
-            new = c.messages[self.seen:]
-        self.seen += len(new)
-        for t, m in new:
-            params = m.get("params") or {}
-            if m.get("method") == "textDocument/publishDiagnostics":
-                name = Path(unquote(urlparse(params["uri"]).path)).name
-                if name in self.names and name not in self.published:
-                    n = sum(1 for d in params["diagnostics"] if str(d.get("code", "")).startswith("MLA"))
-                    self.published[name] = (t, n)
-            elif (m.get("method") == "$/progress" and str(params.get("token", "")).startswith("mlir-lsp-scan")
-                  and params.get("value", {}).get("kind") == "end"):
-                self.ended = t
-
-    def done(self) -> bool:
-        return self.ended is not None or len(self.published) == len(self.names)
-
-    def end(self) -> float | None:
-        """When the scan was over: its progress ended, or else its last big file was published."""
-        return self.ended or (max(t for t, _n in self.published.values()) if self.published else None)
-
-
-def workspace_session(folder: Path | None, enc: Path, line: int, names, args) -> dict:
-    """A server with `folder` as its workspace (None: no folder), the encoder opened right after
-    `initialized`, then edits next to one of its asserts every `--edit-gap` s: while the scan runs
-    (until its progress ends, every big file is published, or `--scan-timeout`), or `--edits` of
-    them without a folder."""
-    c = Client(MLIR_LSP)
-    params = {"processId": os.getpid(), "rootUri": folder.as_uri() if folder else None, "capabilities": {
-        "textDocument": {"publishDiagnostics": {"versionSupport": True}}, "window": {"workDoneProgress": True},
-        "workspace": {"workspaceFolders": True}}}
-    if folder is not None:
-        params["workspaceFolders"] = [{"uri": folder.as_uri(), "name": folder.name}]
-    c.request("initialize", params)
-    uri = enc.as_uri()
-    start = time.perf_counter()
-    opened, first = open_timed(c, uri, enc.read_text(), versioned=True)
-    toggle, scan = AssertToggle(c, uri, line), ScanWatch(names)
-    edits: list[tuple[float, float]] = []  # (sent, latency)
-    kids, sample_at, cpu0 = 0, 0.0, cpu_s(c.proc.pid)
-    while len(edits) < (args.edits if folder is None else MAX_SCAN_EDITS):
-        scan.update(c)
-        if folder is not None and (scan.done() or time.perf_counter() - start > args.scan_timeout):
-            break
-        sent = time.perf_counter()
-        edits.append((sent, toggle.toggle()))
-        if sent > sample_at:  # the scan's worker lives as long as the server: its VmHWM is its peak
-            kids, sample_at = max(kids, children_peak_kib(c.proc.pid)), sent + 0.5
-        time.sleep(args.edit_gap)
-    if folder is not None and scan.ended is None:  # every big file published: the progress ends next
-        try:
-            c.wait(lambda m: m.get("method") == "$/progress" and m["params"].get("value", {}).get("kind") == "end"
-                   and str(m["params"].get("token", "")).startswith("mlir-lsp-scan"), timeout=10, start=scan.seen)
-        except TimeoutError:
-            pass
-        scan.update(c)
-    out = {"open": opened, "findings": mla001(first), "start": start, "scan": scan, "edits": edits,
-           "cpu_per_edit": (cpu_s(c.proc.pid) - cpu0) / max(1, len(edits)),
-           "peak_rss_kib": peak_rss_kib(c.proc.pid), "children_kib": max(kids, children_peak_kib(c.proc.pid))}
-    c.close()
-    return out
-
-
-def workspace_section(args) -> None:
-    if not ENCODER.exists():
-        print(f"\n(workspace section skipped: {ENCODER} not found)")
-        return
-    enc, expected = workspace_folder()
-    lines = enc.read_text().split("\n")
-    asserts = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("cf.assert")]
-    line = asserts[len(asserts) // 2]
-    sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(WORKSPACE.iterdir()))
-    print(f"\n== workspace: a server whose folder {WORKSPACE.relative_to(ROOT)} holds {sizes}; the encoder opened "
-          f"right after `initialized`, edits (line {line + 1}, a cf.assert, commented out and in) every "
-          f"{args.edit_gap * 1000:.0f} ms; against a server with no folder ({bench_check.load()})")
-    alone, scanning = [], []
-    for _ in range(args.runs):  # interleaved, so that a change in machine load hits both alike
-        alone.append(workspace_session(None, enc, line, expected, args))
-        scanning.append(workspace_session(WORKSPACE, enc, line, expected, args))
-    print_workspace(alone, scanning, expected, args)
-
-
-def runs_of(xs) -> str:
-    return "/".join("-" if x is None else f"{x:.2f}" for x in xs)
-
-
-def print_workspace(alone: list[dict], scanning: list[dict], expected: dict[str, int], args) -> None:
-    a_open = statistics.median(r["open"] for r in alone)
-    print(f"no folder:   encoder open -> first diagnostics median {a_open:.2f} s "
-          f"(runs: {runs_of(r['open'] for r in alone)}), {alone[0]['findings']} MLA001")
-    print_edits("no folder  ", [lat for r in alone for _t, lat in r["edits"]], "edit next to an assert ->",
-                [r["cpu_per_edit"] for r in alone])
-    s_open = statistics.median(r["open"] for r in scanning)
-    print(f"with folder: encoder open -> first diagnostics median {s_open:.2f} s "
-          f"(runs: {runs_of(r['open'] for r in scanning)}) = {s_open / a_open:.2f}x the no-folder "
-          f"server's [target < 1.5x: {verdict(s_open < 1.5 * a_open)}]")
-    during = [lat for r in scanning for t, lat in r["edits"] if r["scan"].end() is None or t < r["scan"].end()]
-    sent = sum(len(r["edits"]) for r in scanning)
-    if during:
-        print_edits("with folder", during, f"edit next to an assert while the scan ran (of {sent} edits sent) ->",
-                    [r["cpu_per_edit"] for r in scanning])
-    else:
-        print("with folder: no edit was sent while the scan ran (it was over before the first)")
-    for name, n in expected.items():
-        seen = [r["scan"].published.get(name) for r in scanning]
-        times = runs_of(None if p is None else p[0] - r["start"] for p, r in zip(seen, scanning, strict=True))
-        counts = sorted({p[1] for p in seen if p is not None})
-        print(f"  scan: {name} published after {times} s (from `initialized`; -: not during the scan), "
-              f"assert findings {counts} (its asserts: {n}) [target: published in every run: "
-              f"{verdict(all(p is not None for p in seen))}]")
-    ends = runs_of(r["scan"].ended - r["start"] if r["scan"].ended else None for r in scanning)
-    print(f"  scan's progress ended after {ends} s (-: not seen within {args.scan_timeout:g} s, or 10 s after the"
-          " last big file was published)")
-    peaks = [max(r[key] for r in rs) / 1024 for key in ("peak_rss_kib", "children_kib") for rs in (scanning, alone)]
-    print(f"  peak RSS (VmHWM): server {peaks[0]:.0f} MiB with the folder, {peaks[1]:.0f} MiB without; its child "
-          f"processes at most {peaks[2]:.0f} MiB / {peaks[3]:.0f} MiB")
 
 
 def main() -> int:

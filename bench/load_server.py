@@ -62,9 +62,6 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
     from pygls.lsp.client import LanguageClient
     from pytest_lsp import client_capabilities
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from generate import generate
-
     tmp = Path(tempfile.mkdtemp(prefix="mlir-lsp-load-"))
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp / "cache"), TMPDIR=tempfile.gettempdir())
     env.pop("CI", None)
@@ -92,6 +89,49 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
                                                       initialization_options=settings))
     lsp.initialized(types.InitializedParams())
     rss0 = rss_mb(pid)
+    open_s = await _open_all(lsp, docs, tmp, ndocs, big_mb, problems)
+    rss_open = rss_mb(pid)
+    say(f"   opened {len(docs)} documents ({big_mb:g} MB + {len(docs) - 1} small) in {open_s:.1f} s; "
+        f"server RSS {rss0:.0f} MB -> {rss_open:.0f} MB")
+
+    sent, achieved, rss_peak, t_end = await _edit_at_rate(lsp, docs, pid, seconds, rate, rss_open)
+    drain_s, rss_peak = await _drain(docs, pid, drain, t_end, rss_peak, problems)
+    await asyncio.sleep(0.5)  # anything published late (stale) would show now
+    rss_end = rss_mb(pid)
+    latencies, publishes, stale, wrong = _judged_publishes(docs, problems)
+    try:
+        await asyncio.wait_for(lsp.shutdown_async(None), 30)
+        lsp.exit(None)
+    except Exception:  # noqa: BLE001
+        pass
+    await lsp.stop()
+    lat = sorted(latencies)
+
+    def pct(p):
+        return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+
+    fig = {"edits": sent, "rate": achieved, "publishes": publishes, "stale": stale, "wrong": wrong,
+           "drain_s": drain_s, "rss_open": rss_open, "rss_peak": rss_peak, "rss_end": rss_end,
+           "p50_ms": pct(0.5), "p95_ms": pct(0.95), "max_ms": lat[-1] * 1000 if lat else float("nan"),
+           "mean_ms": statistics.mean(lat) * 1000 if lat else float("nan"), "problems": problems}
+    say(f"   edits: {sent} in {seconds:g} s ({achieved:.0f}/s); publishes: {publishes}; stale: {stale}; "
+        f"wrong findings for their version: {wrong}; caught up {drain_s:.2f} s after the last edit")
+    say(f"   latency edit -> publish: p50 {fig['p50_ms']:.0f} ms, p95 {fig['p95_ms']:.0f} ms, "
+        f"max {fig['max_ms']:.0f} ms (mean {fig['mean_ms']:.0f} ms)")
+    say(f"   server RSS: {rss_open:.0f} MB after opening, peak {rss_peak:.0f} MB, {rss_end:.0f} MB at the end")
+    for p in problems:
+        say(f"   PROBLEM: {p}")
+    return fig
+
+
+async def _open_all(lsp, docs: dict[str, Doc], tmp: Path, ndocs: int, big_mb: float, problems: list[str]) -> float:
+    """Open the documents (a big one first when `big_mb`) and wait for their first diagnostics;
+    the seconds it took."""
+    from lsprotocol import types
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from generate import generate
+
     texts = [REPRO.read_text()] * (ndocs - 1)
     if big_mb > 0:
         big, _n = generate(int(big_mb * 1_000_000))
@@ -114,16 +154,19 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
         d.base = d.published[0][1] if d.published else 0
         d.published.clear()
         d.text = ""  # not needed any more (the big one is 50 MB)
-    del texts
-    rss_open = rss_mb(pid)
-    say(f"   opened {len(docs)} documents ({big_mb:g} MB + {len(docs) - 1} small) in {open_s:.1f} s; "
-        f"server RSS {rss0:.0f} MB -> {rss_open:.0f} MB")
+    return open_s
+
+
+async def _edit_at_rate(lsp, docs: dict[str, Doc], pid: int, seconds: float, rate: float,
+                        rss_peak: float) -> tuple[int, float, float, float]:
+    """Edits at `rate` per second for `seconds`, round the documents: (edits sent, the rate
+    achieved, the server's peak RSS sampled meanwhile, when the last was sent)."""
+    from lsprotocol import types
 
     order = list(docs.values())
     interval = 1.0 / rate
     t0 = time.monotonic()
     sent = 0
-    rss_peak = rss_open
     next_sample = t0
     while time.monotonic() - t0 < seconds:
         d = order[sent % len(order)]
@@ -147,6 +190,12 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
         await asyncio.sleep(max(0.0, delay))
     t_end = time.monotonic()
     achieved = sent / (t_end - t0)
+    return sent, achieved, rss_peak, t_end
+
+
+async def _drain(docs: dict[str, Doc], pid: int, drain: float, t_end: float, rss_peak: float,
+                 problems: list[str]) -> tuple[float, float]:
+    """Wait for every document's last version to be published: (seconds it took, the peak RSS)."""
     # drain: every document's last version published
     while any(not d.published or d.published[-1][0] != d.version for d in docs.values()):
         rss_peak = max(rss_peak, rss_mb(pid))
@@ -157,9 +206,12 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
                             f"(doc, last version, last published): {late}")
             break
         await asyncio.sleep(0.02)
-    drain_s = time.monotonic() - t_end
-    await asyncio.sleep(0.5)  # anything published late (stale) would show now
-    rss_end = rss_mb(pid)
+    return time.monotonic() - t_end, rss_peak
+
+
+def _judged_publishes(docs: dict[str, Doc], problems: list[str]) -> tuple[list[float], int, int, int]:
+    """(the latency of each version sent, publishes, stale ones, ones with wrong findings for
+    their version); what is wrong added to `problems`."""
     latencies, publishes, stale, wrong = [], 0, 0, 0
     for d in docs.values():
         last = 0
@@ -187,29 +239,7 @@ async def _run(seconds: float, rate: float, ndocs: int, big_mb: float, drain: fl
                 j += 1
             if j < len(pubs):
                 latencies.append(pubs[j][1] - d.sent[v])
-    try:
-        await asyncio.wait_for(lsp.shutdown_async(None), 30)
-        lsp.exit(None)
-    except Exception:  # noqa: BLE001
-        pass
-    await lsp.stop()
-    lat = sorted(latencies)
-
-    def pct(p):
-        return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
-
-    fig = {"edits": sent, "rate": achieved, "publishes": publishes, "stale": stale, "wrong": wrong,
-           "drain_s": drain_s, "rss_open": rss_open, "rss_peak": rss_peak, "rss_end": rss_end,
-           "p50_ms": pct(0.5), "p95_ms": pct(0.95), "max_ms": lat[-1] * 1000 if lat else float("nan"),
-           "mean_ms": statistics.mean(lat) * 1000 if lat else float("nan"), "problems": problems}
-    say(f"   edits: {sent} in {seconds:g} s ({achieved:.0f}/s); publishes: {publishes}; stale: {stale}; "
-        f"wrong findings for their version: {wrong}; caught up {drain_s:.2f} s after the last edit")
-    say(f"   latency edit -> publish: p50 {fig['p50_ms']:.0f} ms, p95 {fig['p95_ms']:.0f} ms, "
-        f"max {fig['max_ms']:.0f} ms (mean {fig['mean_ms']:.0f} ms)")
-    say(f"   server RSS: {rss_open:.0f} MB after opening, peak {rss_peak:.0f} MB, {rss_end:.0f} MB at the end")
-    for p in problems:
-        say(f"   PROBLEM: {p}")
-    return fig
+    return latencies, publishes, stale, wrong
 
 
 def run(seconds: float = 60, say=print, rate: float = 100, docs: int = 10, big_mb: float = 50,

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 
 from .config import Settings
-from .dispatch.strip_assertions import reaches
 from .findings import Finding, Position, Related, Span
 from .fixes import attach_fixes
+from .iree_flags.strip_assertions import reaches
 from .rules import (
     RULES_BY_CODE,
     SYNTAX_ERROR_CODE,

@@ -13,9 +13,9 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .dispatch.flags import profile_flags, split_flags
-from .dispatch.strip_assertions import StripDecision, asserts_stripped
 from .findings import FixMode, Severity
+from .iree_flags.flags import profile_flags, split_flags
+from .iree_flags.strip_assertions import StripDecision, asserts_stripped
 from .rules import RULES, RULES_BY_CODE, resolve_code
 
 FIX_MODES = tuple(FixMode)
@@ -53,10 +53,21 @@ class Settings:
     flags: tuple[str, ...] = ()
     """Extra iree-compile flags the project compiles with; CLI `--flags`."""
 
+    def dispatch_flags(self) -> list[str]:
+        """The profile's flags and `flags`: what the project compiles with, as a dispatch count
+        compiles (the CLI's and the server's alike). An unknown profile raises ValueError (its
+        one-line message names the known ones)."""
+        table = _table_of(self.profiles)
+        return profile_flags(self.dispatch_profile, table) + list(self.flags)
+
+    @property
+    def dispatch_profile(self) -> str:
+        return self.profile if self.profile is not None else "default"
+
     @functools.cached_property
     def compile_flags(self) -> list[str]:
-        """The profile's flags and `flags`: what the project compiles with (an unknown profile,
-        reported where it is used, counts as none)."""
+        """`dispatch_flags` for the checks' strip decision: an unknown profile, reported where a
+        count uses it, counts as none here."""
         try:
             return profile_flags(self.profile or "default", _table_of(self.profiles)) + list(self.flags)
         except ValueError:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from .check import check_text
 from .config import ConfigError, Settings, settings_for
 from .dispatch.count import is_torch_input
-from .dispatch.strip_assertions import StripDecision
 from .files import file_stamp
 from .findings import Finding, Severity
+from .iree_flags.strip_assertions import StripDecision
 from .source import SourceError, decode, read_source
 
 
@@ -119,7 +119,7 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
     if path != "-" and (source.is_bytecode or source.tail is not None):
         out.compile_path = path
     if opts.fix or opts.diff:
-        from .fixes.file_fix import fix_file_outcome
+        from .file_fix import fix_file_outcome
 
         fix_file_outcome(out, result, settings, opts, source, stamp, raw)
     return out

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # for the annotation only: the findings are below every other module of the core
-    from .dispatch.measured_cost import Measured
 
 
 class Severity(str, Enum):
@@ -77,6 +73,67 @@ class Fix:
 class Related:
     span: Span
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What a what-if compile measured, as it concerns one finding (dispatch/measured_cost.py
+    fills it in; the findings carry it)."""
+
+    profile: str
+    flags: tuple[str, ...]
+    mode: str  # the what-if's fix: strip or assume
+    flow_dispatches: int
+    what_if_flow_dispatches: int
+    # The dispatches the finding's assert (or, failing that, its linalg op) ends up in, and which
+    # of them exist only because of asserts; None: the preview had no attribution.
+    dispatches: tuple[str, ...] | None
+    extra: tuple[str, ...] = ()
+
+    @property
+    def saved(self) -> int:
+        return self.flow_dispatches - self.what_if_flow_dispatches
+
+    @property
+    def free(self) -> bool:
+        """Removing the file's asserts saves no dispatch with this profile."""
+        return self.saved <= 0
+
+    @property
+    def only_because_of_asserts(self) -> bool | None:
+        return None if self.dispatches is None else bool(self.extra)
+
+    @property
+    def note(self) -> str:
+        where = f"profile {self.profile}" + (f" with {' '.join(self.flags)}" if self.flags else "")
+        parts = []
+        if self.dispatches:
+            names = ", ".join(self.dispatches[:4]) + (" ..." if len(self.dispatches) > 4 else "")
+            plural = len(self.dispatches) > 1
+            if not self.extra:
+                tail = "which stay" if plural else "which stays"
+                parts.append(f"in dispatch{'es' if plural else ''} {names}, {tail} with the asserts removed")
+            elif not plural:
+                parts.append(f"in dispatch {names}, which exists only because of asserts")
+            else:
+                parts.append(f"in dispatches {names}; {', '.join(self.extra)} only because of asserts")
+        verb = ("removing the asserts" if self.mode == "strip"
+                else "rewriting the asserts to util.assume.int")
+        n = abs(self.saved)
+        counts = f"({self.flow_dispatches} -> {self.what_if_flow_dispatches})"
+        if self.saved >= 0:
+            parts.append(f"{verb} in this file saves {n} dispatch{'' if n == 1 else 'es'} {counts}")
+        else:
+            parts.append(f"{verb} in this file adds {n} dispatch{'' if n == 1 else 'es'} {counts}")
+        return f"measured with {where}: " + "; ".join(parts)
+
+    def as_json(self) -> dict:
+        return {"profile": self.profile, "flags": list(self.flags), "mode": self.mode,
+                "flow_dispatches": self.flow_dispatches, "what_if_flow_dispatches": self.what_if_flow_dispatches,
+                "saved": self.saved, "free": self.free,
+                "dispatch": self.dispatches[0] if self.dispatches else None,
+                "dispatches": None if self.dispatches is None else list(self.dispatches),
+                "only_because_of_asserts": self.only_because_of_asserts, "note": self.note}
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ import tracemalloc
 
 from mlir_lsp_asserts.dispatch import cache as cache_mod
 from mlir_lsp_asserts.dispatch.cache import CountCache
-from mlir_lsp_asserts.server.disk_files_feature import DiskFiles
+from mlir_lsp_asserts.server.disk_files_state import DiskFiles
 
 MB = 1024 * 1024
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import MODELS, REPRO, run_cli
 from mlir_lsp_asserts.dispatch.compile_fixed import FixedCompile
 from mlir_lsp_asserts.dispatch.compiler import find_compiler
-from mlir_lsp_asserts.dispatch.flags import profile_flags
+from mlir_lsp_asserts.iree_flags.flags import profile_flags
 
 
 def test_cli_compiles_the_repro_with_the_fix_and_says_what_it_saved(tmp_path):

@@ -100,7 +100,7 @@ def test_dispatch_ir_is_kept_in_the_cache_and_served_from_it(tmp_path, monkeypat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     from mlir_lsp_asserts.dispatch.compiler import find_compiler
     from mlir_lsp_asserts.dispatch.count import DispatchCounter
-    from mlir_lsp_asserts.dispatch.flags import profile_flags
+    from mlir_lsp_asserts.iree_flags.flags import profile_flags
 
     counter = DispatchCounter(find_compiler())
     flags = counter.prepare_flags(profile_flags("default")).flags
@@ -157,7 +157,7 @@ def test_what_if_hit_skips_the_fixes(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     from mlir_lsp_asserts.dispatch import preview as preview_mod
     from mlir_lsp_asserts.dispatch.compiler import find_compiler
-    from mlir_lsp_asserts.dispatch.flags import profile_flags
+    from mlir_lsp_asserts.iree_flags.flags import profile_flags
 
     text = REPRO.read_text()
     first = preview_mod.preview(preview_mod.DispatchCounter(find_compiler()), str(REPRO), text, "default",

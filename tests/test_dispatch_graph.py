@@ -23,9 +23,9 @@ import pytest
 from mlir_lsp_asserts.dispatch.compiler import find_compiler
 from mlir_lsp_asserts.dispatch.count import DispatchCounter
 from mlir_lsp_asserts.dispatch.diff import compiled_side
-from mlir_lsp_asserts.dispatch.flags import profile_flags
 from mlir_lsp_asserts.dispatch.graph import graph_for_text
 from mlir_lsp_asserts.graph_viewer import ViewerUnavailable, free_port, open_viewer
+from mlir_lsp_asserts.iree_flags.flags import profile_flags
 from mlir_lsp_asserts.model_explorer_adapter import ADAPTER_ID
 from test_dispatch_count import ENCODER, REPRO, mlir_lsp
 from test_dispatch_diff import fixed_copy

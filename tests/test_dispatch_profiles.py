@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import BIN, REPRO, run_cli
-from mlir_lsp_asserts.dispatch.flags import BUILTIN_PROFILES
+from mlir_lsp_asserts.iree_flags.flags import BUILTIN_PROFILES
 
 # profile -> what its executables' target looks like in the dispatch-creation output
 TARGETS = {
@@ -156,7 +156,7 @@ def test_a_config_that_cannot_be_read_is_an_error_not_missing_profiles(tmp_path)
 def test_flags_are_translated_both_ways_between_releases():
     """Old names for a new compiler, and 3.13's names for an older one (IREE 3.3 knows only
     `--iree-hip-*`); a flag neither knows is dropped with a warning."""
-    from mlir_lsp_asserts.dispatch.flags import translate
+    from mlir_lsp_asserts.iree_flags.flags import translate
 
     new = frozenset({"iree-hal-target-device", "iree-rocm-target", "iree-rocm-waves-per-eu"})
     old = frozenset({"iree-hal-target-device", "iree-hip-target", "iree-hip-waves-per-eu"})

@@ -1,7 +1,8 @@
-"""The package's import graph: no circle (imports inside functions count too), and nothing in the
-core imports a front end (`cli/`, `server/`): the analysis stays a library that knows nothing of
-LSP or argparse. Imports for type annotations only (under `if TYPE_CHECKING:`) do not run and
-are not counted: a feature module may name the server's class in its annotations."""
+"""The package's import graph: no circle (imports inside functions and imports for type annotations
+only, under `if TYPE_CHECKING:`, count too), not between modules and not between the package's rooms
+(its folders and top-level modules: syntax/, rules/, dispatch/, check.py, ...), and nothing in the
+core imports a front end (`cli/`, `server/`, the Python API `api/` and the package's `__init__`
+that re-exports it): the analysis stays a library that knows nothing of LSP or argparse."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ from conftest import REPO
 
 PACKAGE = REPO / "mlir_lsp_asserts"
 FRONT_ENDS = ("mlir_lsp_asserts.cli", "mlir_lsp_asserts.server", "mlir_lsp_asserts.api")
+# The package's `__init__` re-exports the Python API: a front end too (core modules import their
+# siblings, never the package itself).
+PACKAGE_FACE = "mlir_lsp_asserts"
+
+
+def _front_end(module: str) -> bool:
+    return module == PACKAGE_FACE or module.startswith(FRONT_ENDS)
 
 
 def _modules() -> dict[str, Path]:
@@ -22,14 +30,6 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _type_checking_only(tree: ast.AST) -> set[int]:
-    """The ids of the nodes under an `if TYPE_CHECKING:` (never run)."""
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
-    return out
-
 
 def import_graph() -> dict[str, set[str]]:
     mods = _modules()
@@ -38,10 +38,7 @@ def import_graph() -> dict[str, set[str]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps: set[str] = set()
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_only(tree)
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -83,10 +80,32 @@ def test_the_import_graph_has_no_circle():
     assert cycle is None, " -> ".join(cycle)
 
 
+def room_of(module: str) -> str:
+    """The room a module stands in: its folder right under the package, or itself."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The rooms' graph: a room imports another when one of its modules imports one of the other's
+    (the package's `__init__`, a front end that only hands names on, stands apart)."""
+    rooms: dict[str, set[str]] = {}
+    for m, deps in graph.items():
+        if m == PACKAGE_FACE:
+            continue
+        rooms.setdefault(room_of(m), set()).update(room_of(d) for d in deps if d != PACKAGE_FACE)
+    return {r: {d for d in deps if d != r} for r, deps in rooms.items()}
+
+
+def test_the_rooms_import_one_way():
+    cycle = _cycle(room_graph(import_graph()))
+    assert cycle is None, " -> ".join(cycle)
+
+
 def test_the_core_never_imports_a_front_end():
     graph = import_graph()
-    core = [m for m in graph if m != "mlir_lsp_asserts.__main__" and not m.startswith(FRONT_ENDS)]
-    bad = {m: sorted(d for d in graph[m] if d.startswith(FRONT_ENDS)) for m in core}
+    core = [m for m in graph if m != "mlir_lsp_asserts.__main__" and not _front_end(m)]
+    bad = {m: sorted(d for d in graph[m] if _front_end(d)) for m in core}
     assert not {m: d for m, d in bad.items() if d}
 
 
@@ -95,4 +114,35 @@ def test_the_check_finds_a_circle_and_an_upward_import():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     graph = import_graph()
     assert "mlir_lsp_asserts.check" in graph["mlir_lsp_asserts.file_job"]
-    assert not any(d.startswith(FRONT_ENDS) for d in graph["mlir_lsp_asserts.check"])
+    assert not any(_front_end(d) for d in graph["mlir_lsp_asserts.check"])
+    assert _cycle(room_graph({"p.a.x": {"p.b.y"}, "p.b.y": set(), "p.b.z": {"p.a.w"}, "p.a.w": set()})) == [
+        "p.a", "p.b", "p.a"]
+
+
+# One idea per file: no function over 80 lines, no file over 450, in the package, the benchmarks
+# and the tests' helper modules (the test files themselves may be longer).
+MAX_FUNCTION_LINES = 80
+MAX_FILE_LINES = 450
+
+
+def _sized_files() -> list[Path]:
+    helpers = [p for p in (REPO / "tests").glob("*.py") if not p.name.startswith("test_")]
+    return sorted([*PACKAGE.rglob("*.py"), *(REPO / "bench").glob("*.py"), *helpers])
+
+
+def _too_long(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    name = str(path.relative_to(REPO))
+    out = [f"{name}: {n} lines"] if (n := len(text.splitlines())) > MAX_FILE_LINES else []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            n = (node.end_lineno or node.lineno) - node.lineno + 1
+            if n > MAX_FUNCTION_LINES:
+                out.append(f"{name}:{node.lineno}: {node.name} is {n} lines")
+    return out
+
+
+def test_no_long_function_and_no_long_file():
+    files = _sized_files()
+    assert {"conftest.py", "fuzzlib.py", "bench_server.py", "check.py"} <= {p.name for p in files}
+    assert [line for p in files for line in _too_long(p)] == []

@@ -92,7 +92,7 @@ def test_file_changed_on_disk_during_the_check_is_reported_not_clobbered(tmp_pat
     # the child edits the file while the fixes are computed (after the read, before the write)
     child = textwrap.dedent(f"""
         import sys
-        import mlir_lsp_asserts.fixes.file_fix as apply
+        import mlir_lsp_asserts.file_fix as apply
         real = apply.fix_text
         def fix_text(*a, **k):
             out = real(*a, **k)
@@ -115,7 +115,7 @@ def test_file_replaced_by_a_folder_or_removed_during_the_check(tmp_path):
     f.write_bytes(REPRO.read_bytes())
     child = textwrap.dedent(f"""
         import os, sys
-        import mlir_lsp_asserts.fixes.file_fix as apply
+        import mlir_lsp_asserts.file_fix as apply
         real = apply.fix_text
         def fix_text(*a, **k):
             out = real(*a, **k)

@@ -13,7 +13,7 @@ import pytest
 
 import mlir_lsp_asserts as mla
 from conftest import REPRO, run_cli
-from mlir_lsp_asserts.dispatch.flags import TARGET_CPU_HOST
+from mlir_lsp_asserts.iree_flags.flags import TARGET_CPU_HOST
 
 torch = pytest.importorskip("torch")
 aot = pytest.importorskip("iree.turbine.aot")

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from conftest import REPRO, run_cli, write
-from mlir_lsp_asserts.dispatch.strip_assertions import asserts_stripped
+from mlir_lsp_asserts.iree_flags.strip_assertions import asserts_stripped
 
 O3_NOTE = ("IREE strips this assert at --iree-opt-level=O3 (--iree-opt-strip-assertions): "
            "it costs no dispatch with these flags")
@@ -241,7 +241,7 @@ async def test_the_server_follows_its_dispatch_flags(tmp_path):
 
 def test_repeated_flags_keep_the_last_word_when_translated():
     """The flags given to iree-compile keep the order that decides (the last of a flag wins)."""
-    from mlir_lsp_asserts.dispatch.flags import translate
+    from mlir_lsp_asserts.iree_flags.flags import translate
 
     flags = ["--iree-opt-level=O0", "--iree-opt-level=O3", "--iree-opt-level=O0"]
     got = translate(flags, frozenset({"iree-opt-level"})).flags

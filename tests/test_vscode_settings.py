@@ -112,7 +112,7 @@ def test_extension_commands_do_not_reuse_the_server_command_ids():
 
 
 def test_package_json_suggests_every_builtin_profile():
-    from mlir_lsp_asserts.dispatch.flags import BUILTIN_PROFILES
+    from mlir_lsp_asserts.iree_flags.flags import BUILTIN_PROFILES
 
     setting = _declared_settings()["mlirLsp.dispatch.profile"]
     assert setting["examples"] == list(BUILTIN_PROFILES)

@@ -93,10 +93,12 @@ def fix(src: Src, mode: str = "assume") -> FixResult:
 
 
 def _flags(profile: str, flags: Flags) -> list[str]:
-    from ..dispatch.flags import profile_flags, split_flags
+    from ..config import Settings
+    from ..iree_flags.flags import split_flags
 
-    try:
-        return profile_flags(profile) + split_flags(flags if isinstance(flags, str) else list(flags))
+    try:  # as the CLI and the server resolve them (config.Settings.dispatch_flags)
+        extra = split_flags(flags if isinstance(flags, str) else list(flags))
+        return Settings(profile=profile, flags=tuple(extra)).dispatch_flags()
     except ValueError as e:
         raise UsageError(str(e)) from None
 

@@ -2,7 +2,7 @@
 core, the way ruff keeps its CLI apart from `ruff_linter`.
 
     main.py        arguments, modes (check, fix, watch, server, dispatch count), exit codes
-    (one file's check and fix are the core's `file_job.py` and `fixes/file_fix.py`)
+    (one file's check and fix are the core's `file_job.py` and `file_fix.py`)
     watch.py       `--watch`: check again when a file changes
     output.py      output formats (concise, full, json, json-lines, github, sarif, junit)
     dispatch.py    `--dispatch-count`: counts, what-if, budgets and baselines

@@ -15,11 +15,10 @@ import json
 import sys
 
 from ..dispatch.compile_fixed import FixedCompile
-from ..dispatch.compiler import CompilerError, find_compiler
-from ..dispatch.flags import profile_flags, split_flags
+from ..dispatch.compiler import CompilerError
 from ..errors import FixError
 from ..source import SourceError, read_source
-from .dispatch import Spinner, failure_lines, user_profiles
+from .dispatch import Spinner, failure_lines, request_of
 
 
 def add_arguments(p) -> None:
@@ -36,13 +35,11 @@ def run_compile(args) -> int:
         return _error("--compile needs -o OUT.vmfb")
     path = args.paths[0]
     try:
-        flags = profile_flags(args.profile, user_profiles(args))
-        if args.flags:
-            flags += split_flags(args.flags)
-        compiler = find_compiler(args.compiler)
+        req = request_of(args)  # the profile (the config's too), --flags, the compiler: as a count's
     except (ValueError, CompilerError) as e:
         return _error(str(e))
-    job = FixedCompile(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
+    flags, compiler = list(req.flags), req.compiler
+    job = FixedCompile(compiler, timeout=req.timeout, disk_cache=not args.no_cache)
     try:
         src = read_source(path, weights=True)
         with Spinner(path, sys.stderr.isatty()):

@@ -3,44 +3,27 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from ..config import config_folder, settings_for
+from ..config import Settings, settings_for
 from ..dispatch.baselines import (
-    Baseline,
     BaselineError,
-    Verdict,
-    against,
-    compact,
-    judge,
-    load_baseline,
-    save_baseline,
 )
 from ..dispatch.compiler import (
     CompilerError,
-    find_compiler,
     other_release_message,
     other_release_syntax,
 )
-from ..dispatch.compstat import (
-    COUNT_KEY,
-    SIZE_KEY,
-    CompstatFile,
-    as_baseline,
-    load_compstat_files,
-    load_sidecar,
-    match_inputs,
-    write_goldens,
-)
 from ..dispatch.count import DispatchCounter
-from ..dispatch.diff import compare_with_baseline, entry_line
-from ..dispatch.flags import BUILTIN_PROFILES, list_profiles, profile_flags, split_flags, target_of
-from ..dispatch.preview import Preview, initializer_split, preview
+from ..dispatch.judging import judge_count, split_text, write_updates
+from ..dispatch.preview import Preview, preview
+from ..dispatch.request import CountRequest, count_request
+from ..iree_flags.flags import BUILTIN_PROFILES, list_profiles, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, decode
 from .results import shard_inputs, write_results
@@ -103,29 +86,28 @@ class Spinner:
             sys.stderr.write("\r" + " " * 70 + "\r")
 
 
-@dataclass
-class CompstatRun:
-    """A `--baseline` of iree-test-suites compstat files: each input's file, and the settings."""
+def config_settings(args) -> Settings:
+    """The config's settings (`--config`, else the one found from the first FILE). A config that
+    cannot be read raises its ConfigError (a ValueError): a profile of it must not just vanish."""
+    return settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)
 
-    files: dict[str, CompstatFile]
+
+def cli_settings(args) -> Settings:
+    """The config's settings with the `--profile` and `--flags` asked for (main.py defaults them
+    to the config's)."""
+    s = config_settings(args)
+    return replace(s, profile=args.profile, flags=tuple(split_flags(args.flags)) if args.flags else ())
 
 
-def _compstat_setup(args, inputs: list[str], flags: list[str]) -> CompstatRun | None:
-    """The compstat files of `--baseline` matched to the inputs (None: our own baseline format).
-    Raises BaselineError / ValueError (a bad config)."""
-    if not args.baseline:
-        return None
-    files = load_compstat_files(args.baseline)
-    if files is None:
-        return None
-    s = settings_for(Path(inputs[0]) if inputs else None, Path(args.config) if args.config else None)
-    if not s.compstat and not args.config:  # else the config seen from the compstat files
-        s = settings_for(Path(args.baseline))
-    matched, warnings = match_inputs(inputs, files, s.compstat, config_folder(s), args.profile,
-                                     target_of(flags), args.baseline)
-    for w in warnings:
-        print(f"mlir-lsp: warning: {w}", file=sys.stderr)
-    return CompstatRun(matched)
+def request_of(args, inputs: Sequence[str] = (), baseline: bool = False) -> CountRequest:
+    """The count request of the command line's options (with `baseline`: `--baseline` read, for
+    `inputs`). Raises ValueError, CompilerError, BaselineError."""
+    settings = cli_settings(args)
+    return count_request(settings, compiler=args.compiler, timeout=args.timeout,
+                         what_if=args.what_if_mode or ("strip" if args.what_if else None),
+                         baseline=args.baseline if baseline else None, inputs=inputs,
+                         config_given=bool(args.config), update_baseline=args.update_baseline,
+                         max_dispatches=args.max_dispatches, attribution=args.attribution)
 
 
 def run_dispatch_count(args) -> int:
@@ -134,21 +116,15 @@ def run_dispatch_count(args) -> int:
         return 2
     try:
         paths = shard_inputs(args, args.paths)
-        flags = profile_flags(args.profile, user_profiles(args))
-        if args.flags:
-            flags += split_flags(args.flags)
-        compiler = find_compiler(args.compiler)
-        compstat = _compstat_setup(args, paths, flags)
-        baseline = (load_baseline(args.baseline) if args.baseline and not args.update_baseline and compstat is None
-                    else None)
+        req = request_of(args, paths, baseline=True)
     except (ValueError, CompilerError, BaselineError) as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return 2
-    counter = DispatchCounter(compiler, timeout=args.timeout, disk_cache=not args.no_cache)
+    for w in req.compstat.warnings if req.compstat is not None else ():
+        print(f"mlir-lsp: warning: {w}", file=sys.stderr)
+    counter = DispatchCounter(req.compiler, timeout=req.timeout, disk_cache=not args.no_cache)
     # a baseline that stores attribution can explain a count over it; --update-baseline stores it
-    explainable = (compstat is not None and any(load_sidecar(f.path).get(args.profile) for f in compstat.files.values())
-                   or baseline is not None and any(baseline.stored(p, args.profile) for p in paths))
-    with_attribution = args.attribution or explainable or bool(args.update_baseline and args.baseline)
+    with_attribution = args.attribution or req.explainable(paths) or bool(args.update_baseline and args.baseline)
     records: list[dict] = []
     updates: list[dict] = []
     fmt = args.output_format or "concise"
@@ -163,15 +139,14 @@ def run_dispatch_count(args) -> int:
                 src = decode(f.read(), path, weights=True)  # compiled: the weights too
             text = src.text
             with Spinner(path, interactive):
-                mode = args.what_if_mode or ("strip" if args.what_if else None)
-                pv = preview(counter, path, text, args.profile, flags, what_if=mode,
-                             stream=args.stream or compstat is not None, attribution=with_attribution,
+                pv = preview(counter, path, text, req.profile, list(req.flags), what_if=req.what_if,
+                             stream=args.stream or req.compstat is not None, attribution=with_attribution,
                              input_path=None if src.is_bytecode else path)
                 if args.binary_size:
-                    pv.binary_size = counter.binary_size(text, counter.prepare_flags(flags).flags,
+                    pv.binary_size = counter.binary_size(text, counter.prepare_flags(list(req.flags)).flags,
                                                          input_path=None if src.is_bytecode else path)
         except (OSError, SourceError, CompilerError) as e:
-            _say(err, failure_lines(path, e, compiler.version))
+            _say(err, failure_lines(path, e, req.compiler.version))
             rec["error"] = True
             continue
         except KeyboardInterrupt:
@@ -180,10 +155,9 @@ def run_dispatch_count(args) -> int:
         _say(err, [f"mlir-lsp: warning: {path}: {w}" for w in pv.warnings]
              + [f"mlir-lsp: note: {path}: {n}" for n in pv.notes])
         rec["head"] = [f"{path}:{a.line}:{a.column}: {mla004.concise(a)}" for a in pv.assert_sources]
-        if compstat is not None:
-            ok = _judged_compstat(args, pv, text, compstat.files[path], err, updates)
-        else:
-            ok = _judged(args, pv, text, baseline, err, updates)
+        said: list[str] = []
+        ok = judge_count(req, path, pv, text, said, updates)
+        _say(err, said)
         rec["failed"] = not ok
         rec["json"] = pv.as_json()
         rec["summary"] = summary_lines(pv, args.quiet)
@@ -229,91 +203,6 @@ def failure_lines(path: str, e: Exception, version: str) -> list[str]:
     return [*out, f"mlir-lsp: error: {path}: {msg}"]
 
 
-def _judged(args, pv: Preview, text: str, baseline: Baseline | None, err: list[str], updates: list[dict]) -> bool:
-    """Whether the count is within its budget and baseline (the verdicts said, a count over
-    its baseline explained); the baseline update asked for added to `updates`, and the
-    attribution taken out of the output when only the baseline asked for it."""
-    verdicts = judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches,
-                     baseline.counts if baseline is not None else None)
-    ok = _said(err, verdicts)
-    stored = _explained(args, pv, text, baseline if not ok else None, args.baseline, err)
-    if args.update_baseline and args.baseline:
-        updates.append({"kind": "baseline", "path": pv.path, "profile": pv.profile, "count": pv.flow_dispatches,
-                        "attribution": stored})
-    return ok
-
-
-def _explained(args, pv: Preview, text: str, over: Baseline | None, baseline_path: str | None,
-               err: list[str]) -> dict | None:
-    """A count over the baseline `over` explained; the attribution to store (compact), taken out
-    of the output when only the baseline asked for it."""
-    if pv.attribution is None:
-        return None
-    lines = text.split("\n")
-    if over is not None and baseline_path is not None:
-        _say(err, explain_over_baseline(pv, lines, over, baseline_path))
-    stored = compact(pv.attribution.dispatches, lines) if args.update_baseline else None
-    if not args.attribution:  # asked for by the baseline only: not in the output
-        pv.attribution = None
-        if pv.what_if:
-            pv.what_if.only_because_of_asserts = None
-    return stored
-
-
-def _judged_compstat(args, pv: Preview, text: str, f: CompstatFile, err: list[str], updates: list[dict]) -> bool:
-    """The count judged as iree-test-suites' compstat test judges it: the stream-level count at
-    most the golden, the .vmfb's size at most its golden (each when the file has one); over
-    one, the new dispatches named from the attribution beside the file."""
-    golden, count = f.golden_dispatch_count, pv.stream_dispatches
-    size, golden_size = pv.binary_size, f.golden_binary_size
-    ok = True
-    if count is None:
-        _say(err, [f"mlir-lsp: error: {pv.path}: iree-compile gave no stream-level dispatch-count for {f.path}"])
-        ok = False
-    elif args.update_baseline:
-        pass
-    elif golden is None:
-        _say(err, [f"mlir-lsp: {pv.path}: {count} dispatches at stream level; {f.path} has no "
-                   f"{COUNT_KEY} (write it with --update-baseline)"])
-    else:
-        ok = _said(err, against(count, golden, f"{pv.path}: {count} dispatches at stream level, over the golden "
-                                 f"{golden} of {f.path} (+{count - golden}); at flow level {split_text(pv)}",
-                                 f"{pv.path}: {count} dispatches at stream level, under the golden {golden} of "
-                                 f"{f.path} ({count - golden}); lower it with --update-baseline"))
-    if size is not None and golden_size is not None and not args.update_baseline:
-        ok = _said(err, against(size, golden_size, f"{pv.path}: the .vmfb is {size} bytes, over the "
-                                 f"{SIZE_KEY} {golden_size} of {f.path} (+{size - golden_size})",
-                                 f"{pv.path}: the .vmfb is {size} bytes, under the {SIZE_KEY} {golden_size} of "
-                                 f"{f.path}")) and ok
-    elif golden_size is not None and size is None and not args.update_baseline:
-        _say(err, [f"mlir-lsp: note: {pv.path}: {SIZE_KEY} of {f.path} not checked (no .vmfb built: --binary-size)"])
-    if args.max_dispatches is not None:
-        ok = _said(err, judge(pv.path, args.profile, pv.flow_dispatches, args.max_dispatches, None)) and ok
-    over = as_baseline(pv.path, f, pv.profile, golden) if not ok and golden is not None else None
-    if over is not None and not over.stored(pv.path, pv.profile):
-        _say(err, [f"mlir-lsp: note: no attribution beside {f.path} for profile {pv.profile!r}: write it with "
-                   "--update-baseline to see which dispatches are new"])
-    stored = _explained(args, pv, text, over, f.path, err)
-    if args.update_baseline and count is not None:
-        values = {COUNT_KEY: count, **({SIZE_KEY: size} if size is not None else {})}
-        updates.append({"kind": "compstat", "path": pv.path, "file": f.path, "profile": pv.profile,
-                        "values": values, "attribution": stored})
-    return ok
-
-
-def _said(err: list[str], verdicts: list[Verdict]) -> bool:
-    """The verdicts said (failing ones as errors); whether all pass."""
-    _say(err, [("mlir-lsp: " if v.ok else "mlir-lsp: error: ") + v.message for v in verdicts])
-    return all(v.ok for v in verdicts)
-
-
-def split_text(pv: Preview) -> str:
-    """`N in initializers (run once), M in functions` of a count's dispatches."""
-    init, funcs = initializer_split(pv.per_function)
-    return (f"{init + funcs} dispatches: {init} in initializers (hoisted constants, run once), "
-            f"{funcs} in functions")
-
-
 def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
     """The concise form of one count: a line, the largest functions, the attribution."""
     line = f"{r.path}: {r.flow_dispatches} dispatches"
@@ -336,60 +225,20 @@ def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
 
 
 def apply_updates(file: str, updates: list[dict]) -> bool:
-    """The counts (and attribution) of a run written: into the baseline `file` (its other
-    entries kept), or into the goldens of the compstat files (only those numbers changed)."""
-    ours = [u for u in updates if u["kind"] == "baseline"]
-    try:
-        for u in updates:
-            if u["kind"] == "compstat":
-                write_goldens(u["file"], u["values"], u["profile"], u.get("attribution"))
-                print(f"mlir-lsp: wrote {u['file']}", file=sys.stderr)
-        if ours or not updates and not _is_compstat_target(file):
-            try:
-                kept = load_baseline(file)
-            except BaselineError:
-                kept = Baseline({})
-            for u in ours:
-                kept.counts.setdefault(u["path"], {})[u["profile"]] = u["count"]
-                if u.get("attribution") is not None:
-                    kept.attribution.setdefault(u["path"], {})[u["profile"]] = u["attribution"]
-            save_baseline(file, kept)
-            print(f"mlir-lsp: wrote {file}", file=sys.stderr)
-    except BaselineError as e:
-        print(f"mlir-lsp: error: {e}", file=sys.stderr)
-        return False
-    except OSError as e:
-        print(f"mlir-lsp: error: cannot write {e.filename or file}: {e.strerror or e}", file=sys.stderr)
-        return False
-    return True
-
-
-def _is_compstat_target(file: str) -> bool:
-    try:
-        return load_compstat_files(file) is not None
-    except BaselineError:
-        return os.path.isdir(file)
-
-
-def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, baseline_path: str,
-                          limit: int = 20) -> list[str]:
-    """The dispatches a count over its baseline has that the baseline's attribution has not."""
-    new = compare_with_baseline(pv, lines, baseline, pv.path, baseline_path).new
-    if new is None:
-        return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
-                "--update-baseline to see which dispatches are new"]
-    out = [entry_line(e, "new", "the baseline") for e in new[:limit]]
-    if len(new) > limit:
-        out.append(f"mlir-lsp: ... {len(new) - limit} more new dispatches (mlir-lsp --dispatch-diff "
-                   f"--against-baseline --baseline {baseline_path} {pv.path})")
-    return out
+    """The counts (and attribution) of a run written (`judging.write_updates`), what was written
+    or why not said on stderr."""
+    said: list[str] = []
+    ok = write_updates(file, updates, said)
+    for line in said:
+        print(line, file=sys.stderr)
+    return ok
 
 
 def run_list_profiles(args) -> int:
     import shlex
 
     try:
-        profiles = list_profiles(user_profiles(args))
+        profiles = list_profiles({k: list(v) for k, v in config_settings(args).profiles})
     except ValueError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return 2
@@ -436,10 +285,3 @@ def attribution_lines(r: Preview, limit: int = 10) -> list[str]:
     if extra and len(extra) > limit:
         out.append(f"    ... {len(extra) - limit} more")
     return out
-
-
-def user_profiles(args) -> dict[str, list[str]]:
-    """The config's profiles (`--config`, else the one found from the first FILE). A config that
-    cannot be read raises its ConfigError (a ValueError): a profile of it must not just vanish."""
-    s = settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)
-    return {k: list(v) for k, v in s.profiles}

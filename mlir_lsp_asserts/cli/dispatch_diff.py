@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..dispatch.baselines import Baseline, BaselineError, load_baseline
 from ..dispatch.compiler import Compiler, CompilerError, find_compiler
@@ -27,9 +27,9 @@ from ..dispatch.diff import (
     entry_line,
     entry_text,
 )
-from ..dispatch.flags import profile_flags, split_flags
+from ..iree_flags.flags import split_flags
 from ..source import SourceError, decode
-from .dispatch import user_profiles
+from .dispatch import cli_settings, request_of
 from .output import gh_escape
 from .results import shard_inputs, write_results
 
@@ -115,15 +115,13 @@ class Sides:
 
 def prepare_sides(args) -> Sides:
     """The sides' flags, compilers and baseline; raises ValueError, CompilerError, BaselineError."""
-    user = user_profiles(args)
-    flags = profile_flags(args.profile, user) + (split_flags(args.flags) if args.flags else [])
+    req = request_of(args)
     other_extra = args.against_flags if args.against_flags is not None else args.flags
-    other_flags = (profile_flags(args.against_profile or args.profile, user)
-                   + (split_flags(other_extra) if other_extra else []))
-    compiler = find_compiler(args.compiler)
-    other_compiler = find_compiler(args.against_compiler) if args.against_compiler else compiler
+    other = replace(cli_settings(args), profile=args.against_profile or args.profile,
+                    flags=tuple(split_flags(other_extra)) if other_extra else ())
+    other_compiler = find_compiler(args.against_compiler) if args.against_compiler else req.compiler
     baseline = load_baseline(args.baseline) if args.against_baseline else None
-    return Sides(flags, other_flags, compiler, other_compiler, baseline)
+    return Sides(list(req.flags), other.dispatch_flags(), req.compiler, other_compiler, baseline)
 
 
 def run_dispatch_diff(args) -> int:

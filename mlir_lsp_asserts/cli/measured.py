@@ -15,14 +15,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..dispatch.compiler import CompilerError, find_compiler
+from ..dispatch.compiler import CompilerError
 from ..dispatch.count import DispatchCounter
-from ..dispatch.flags import profile_flags, split_flags
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
 from ..dispatch.preview import preview
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..source import SourceError, read_source
-from .dispatch import Spinner, user_profiles
+from .dispatch import Spinner, request_of
 
 
 def add_arguments(group) -> None:
@@ -76,7 +75,6 @@ def prepare(args) -> Measurer:
     if args.fix or args.diff:
         raise ValueError("--what-if with --check measures the findings as they are; it cannot be combined "
                          "with --fix or --diff")
-    extra = split_flags(args.flags) if args.flags else []
-    flags = profile_flags(args.profile, user_profiles(args)) + extra
-    counter = DispatchCounter(find_compiler(args.compiler), timeout=args.timeout, disk_cache=not args.no_cache)
-    return Measurer(counter, args.profile, flags, extra, args.what_if_mode or "strip")
+    req = request_of(args)
+    counter = DispatchCounter(req.compiler, timeout=req.timeout, disk_cache=not args.no_cache)
+    return Measurer(counter, req.profile, list(req.flags), list(req.extra_flags), req.what_if or "strip")

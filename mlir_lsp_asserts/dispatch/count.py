@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..iree_flags.flags import FlagReport, target_of, translate
 from ..syntax.parsed_text import parse
 from ..syntax.tokens import SYMBOL
 from .attribution import Site, dispatch_sites
 from .cache import CountCache
 from .compiler import Compiler, CompilerError, Run, first_error, known_flags, parse_diagnostics
-from .flags import FlagReport, target_of, translate
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .attribution import op_end
@@ -89,10 +90,26 @@ def dispatch_flows(ir: str, positions: list[int]) -> DataFlow:
     def scope(pos: int) -> int:
         return bisect.bisect_right(headers, pos)
 
-    spans: list[tuple[int, int]] = []
     out = DataFlow([])
     # (scope, value name) -> ("d", dispatch, output or None) or ("op", operand values, globals)
     defs: dict[tuple[int, str], tuple] = {}
+    operands, spans = _read_dispatches(ir, positions, scope, defs, out)
+    producers = _Producers(defs, _read_host_ops(ir, spans, scope, defs))
+    seen = set()
+    for t, values in enumerate(operands):
+        s = scope(positions[t])
+        for j, (name, k) in enumerate(values):
+            for src, o in sorted(producers.of(("v", s, name, k))):
+                if src != t and (src, o, t, j) not in seen:
+                    seen.add((src, o, t, j))
+                    out.flows.append(Flow(src, o, t, j))
+    return out
+
+
+def _read_dispatches(ir: str, positions: list[int], scope: Callable[[int], int], defs: dict[tuple[int, str], tuple],
+                     out: DataFlow) -> tuple[list[list[tuple[str, int]]], list[tuple[int, int]]]:
+    """Each dispatch's results (into `defs`), operands, span, body ops and asserts (into `out`)."""
+    spans: list[tuple[int, int]] = []
     operands: list[list[tuple[str, int]]] = []
     for i, pos in enumerate(positions):
         line_start = ir.rfind("\n", 0, pos) + 1
@@ -108,6 +125,13 @@ def dispatch_flows(ir: str, positions: list[int]) -> DataFlow:
         body_ops, asserts = _body(ir, pos, end)
         out.ops.append(body_ops)
         out.asserts.append(asserts)
+    return operands, spans
+
+
+def _read_host_ops(ir: str, spans: list[tuple[int, int]], scope: Callable[[int], int],
+                   defs: dict[tuple[int, str], tuple]) -> dict[str, list[tuple[int, str, int]]]:
+    """The host ops between the dispatches: what each value is made of (into `defs`), and the
+    values stored into each global (returned)."""
     stores: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
     prev = 0
     for start, end in [*spans, (len(ir), len(ir))]:
@@ -124,50 +148,50 @@ def dispatch_flows(ir: str, positions: list[int]) -> DataFlow:
             if v:
                 stores[m.group(2)].append((scope(m.start()), v.group(1), int(v.group(2) or 0)))
         prev = max(prev, end)
-    memo: dict[tuple, frozenset[tuple[int, int]]] = {}
+    return stores
 
-    def deps(node: tuple) -> list[tuple]:
+
+class _Producers:
+    """The (dispatch, output) pairs a value (`("v", scope, name, k)`) or a global (`("g", name)`)
+    is made of, remembered."""
+
+    def __init__(self, defs: dict[tuple[int, str], tuple], stores: dict[str, list[tuple[int, str, int]]]):
+        self.defs, self.stores = defs, stores
+        self.memo: dict[tuple, frozenset[tuple[int, int]]] = {}
+
+    def deps(self, node: tuple) -> list[tuple]:
         """A value's operands and the globals it loads; a global's stored values."""
         if node[0] == "g":
-            return [("v", s, n, k) for s, n, k in stores.get(node[1], [])]
-        d = defs.get((node[1], node[2]))
+            return [("v", s, n, k) for s, n, k in self.stores.get(node[1], [])]
+        d = self.defs.get((node[1], node[2]))
         if d is None or d[0] == "d":
             return []
         return [*(("v", node[1], n, k) for n, k in d[1]), *(("g", g) for g in d[2])]
 
-    def own(node: tuple) -> set[tuple[int, int]]:
-        d = defs.get((node[1], node[2])) if node[0] == "v" else None
+    def own(self, node: tuple) -> set[tuple[int, int]]:
+        d = self.defs.get((node[1], node[2])) if node[0] == "v" else None
         return {(d[1], d[2] if d[2] is not None else node[3])} if d is not None and d[0] == "d" else set()
 
-    def producers(root: tuple) -> frozenset[tuple[int, int]]:
-        """The (dispatch, output) pairs a value or global is made of: depth first, iterative
-        (chains of host ops can be long), a cycle through globals cut where it closes."""
+    def of(self, root: tuple) -> frozenset[tuple[int, int]]:
+        """Depth first, iterative (chains of host ops can be long), a cycle through globals cut
+        where it closes."""
+        memo = self.memo
         if root in memo:
             return memo[root]
         on_path = {root}
-        stack = [(root, iter(deps(root)))]
+        stack = [(root, iter(self.deps(root)))]
         while stack:
             node, it = stack[-1]
             for dep in it:
                 if dep not in memo and dep not in on_path:
                     on_path.add(dep)
-                    stack.append((dep, iter(deps(dep))))
+                    stack.append((dep, iter(self.deps(dep))))
                     break
             else:
                 stack.pop()
                 on_path.discard(node)
-                acc = own(node)
-                for dep in deps(node):
+                acc = self.own(node)
+                for dep in self.deps(node):
                     acc |= memo.get(dep, frozenset())
                 memo[node] = frozenset(acc)
         return memo[root]
-
-    seen = set()
-    for t, values in enumerate(operands):
-        s = scope(positions[t])
-        for j, (name, k) in enumerate(values):
-            for src, o in sorted(producers(("v", s, name, k))):
-                if src != t and (src, o, t, j) not in seen:
-                    seen.add((src, o, t, j))
-                    out.flows.append(Flow(src, o, t, j))
-    return out

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from ..findings import Finding, Severity
+from ..findings import Finding, Measured, Severity
 from .attribution import by_assert_line, by_source_line
 from .preview import Preview
 from .results import Attribution, WhatIf
@@ -30,66 +30,6 @@ from .results import Attribution, WhatIf
 # MLA004: a torch op whose lowering puts asserts into linalg regions (torch input's what-if).
 MEASURED_CODES = frozenset({"MLA001", "MLA004"})
 _serials = itertools.count(1)
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """The measurement as it concerns one finding."""
-
-    profile: str
-    flags: tuple[str, ...]
-    mode: str  # the what-if's fix: strip or assume
-    flow_dispatches: int
-    what_if_flow_dispatches: int
-    # The dispatches the finding's assert (or, failing that, its linalg op) ends up in, and which
-    # of them exist only because of asserts; None: the preview had no attribution.
-    dispatches: tuple[str, ...] | None
-    extra: tuple[str, ...] = ()
-
-    @property
-    def saved(self) -> int:
-        return self.flow_dispatches - self.what_if_flow_dispatches
-
-    @property
-    def free(self) -> bool:
-        """Removing the file's asserts saves no dispatch with this profile."""
-        return self.saved <= 0
-
-    @property
-    def only_because_of_asserts(self) -> bool | None:
-        return None if self.dispatches is None else bool(self.extra)
-
-    @property
-    def note(self) -> str:
-        where = f"profile {self.profile}" + (f" with {' '.join(self.flags)}" if self.flags else "")
-        parts = []
-        if self.dispatches:
-            names = ", ".join(self.dispatches[:4]) + (" ..." if len(self.dispatches) > 4 else "")
-            plural = len(self.dispatches) > 1
-            if not self.extra:
-                tail = "which stay" if plural else "which stays"
-                parts.append(f"in dispatch{'es' if plural else ''} {names}, {tail} with the asserts removed")
-            elif not plural:
-                parts.append(f"in dispatch {names}, which exists only because of asserts")
-            else:
-                parts.append(f"in dispatches {names}; {', '.join(self.extra)} only because of asserts")
-        verb = ("removing the asserts" if self.mode == "strip"
-                else "rewriting the asserts to util.assume.int")
-        n = abs(self.saved)
-        counts = f"({self.flow_dispatches} -> {self.what_if_flow_dispatches})"
-        if self.saved >= 0:
-            parts.append(f"{verb} in this file saves {n} dispatch{'' if n == 1 else 'es'} {counts}")
-        else:
-            parts.append(f"{verb} in this file adds {n} dispatch{'' if n == 1 else 'es'} {counts}")
-        return f"measured with {where}: " + "; ".join(parts)
-
-    def as_json(self) -> dict:
-        return {"profile": self.profile, "flags": list(self.flags), "mode": self.mode,
-                "flow_dispatches": self.flow_dispatches, "what_if_flow_dispatches": self.what_if_flow_dispatches,
-                "saved": self.saved, "free": self.free,
-                "dispatch": self.dispatches[0] if self.dispatches else None,
-                "dispatches": None if self.dispatches is None else list(self.dispatches),
-                "only_because_of_asserts": self.only_because_of_asserts, "note": self.note}
 
 
 def lowered(severity: Severity) -> Severity:

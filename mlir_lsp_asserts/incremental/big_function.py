@@ -10,24 +10,21 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from typing import TYPE_CHECKING
 
 from ..findings import Finding, Fix, TextEdit
 from ..fixes import attach_unit_fixes, fix_asserts, fix_text
 from ..syntax.op_tree import Op, Region
 from ..syntax.parsed_text import parse_block
 from ..syntax.statements import BlockStatements, defines_at, name_pattern
+from .owner import PieceOwner
 from .pieces import Piece, has_labels
-
-if TYPE_CHECKING:
-    from .live_text import LiveText
 
 
 class BigFunctions:
     """Lookups and fixes across the pieces of `live`'s big functions (piece indices in, piece
     indices and piece-relative offsets out)."""
 
-    def __init__(self, live: LiveText):
+    def __init__(self, live: PieceOwner):
         self.live = live
 
     def _unit_reader(self, h: int, c: int, starts: list[int]) -> BlockStatements:

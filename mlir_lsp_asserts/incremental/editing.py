@@ -6,7 +6,6 @@ braces no longer balance, its header no longer opens its region) reads the whole
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
 
 from ..syntax import statements
 from ..syntax.op_tree import Op
@@ -14,6 +13,7 @@ from ..syntax.parsed_text import parse
 from ..syntax.statements import BlockStatements, child_pairs, code_end
 from . import pieces
 from .building import BRACE_ISSUES, UNBALANCED
+from .owner import PieceOwner
 from .pieces import (
     Piece,
     Pos,
@@ -27,14 +27,11 @@ from .pieces import (
     trailing,
 )
 
-if TYPE_CHECKING:
-    from .live_text import LiveText
-
 
 class Editor:
     """Applies content changes to `live`'s pieces."""
 
-    def __init__(self, live: LiveText):
+    def __init__(self, live: PieceOwner):
         self.live = live
 
     def apply_change(self, rng: tuple[Pos, Pos] | None, new_text: str, version: int | None = None) -> list[int]:

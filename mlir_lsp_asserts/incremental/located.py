@@ -10,14 +10,11 @@ across its pieces.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..check import CheckResult
 from ..findings import Finding, Span, TextEdit
 from ..syntax.lines import LineIndex
-
-if TYPE_CHECKING:
-    from .live_text import LiveText
 
 Pos = tuple[int, int]
 Range = tuple[Pos, Pos]
@@ -66,12 +63,26 @@ class Elsewhere:
     line_text: str  # the first line of the defining statement
 
 
+class PieceLookups(Protocol):
+    """What a `Place` asks of the text that made it (live_text.LiveText), about its piece."""
+
+    def first_line_of(self, i: int) -> int: ...
+
+    def piece_kind(self, i: int) -> str: ...
+
+    def checked_with_fixes(self, i: int) -> CheckResult | None: ...
+
+    def definition_elsewhere(self, i: int, name: str) -> Elsewhere | None: ...
+
+    def uses_elsewhere(self, i: int, name: str) -> list[Range]: ...
+
+
 class Place(FindingGroup):
     """A document position resolved to the text checked around it (`result`), at its offset `at`."""
 
     __slots__ = ("at", "_live", "_piece")
 
-    def __init__(self, live: LiveText, piece: int, offset: int, result: CheckResult):
+    def __init__(self, live: PieceLookups, piece: int, offset: int, result: CheckResult):
         super().__init__(piece, result, live.first_line_of(piece), result.parsed.lines)
         self.at = offset
         self._live, self._piece = live, piece

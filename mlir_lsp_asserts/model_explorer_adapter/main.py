@@ -18,8 +18,8 @@ from model_explorer.graph_builder import GraphCollection
 from ..config import settings_for
 from ..dispatch.compiler import find_compiler
 from ..dispatch.count import DispatchCounter
-from ..dispatch.flags import profile_flags
 from ..dispatch.graph import graph_for_text
+from ..iree_flags.flags import profile_flags
 from ..source import decode
 from . import ADAPTER_ID
 

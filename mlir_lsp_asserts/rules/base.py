@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..dispatch.strip_assertions import StripDecision
 from ..findings import Severity
+from ..iree_flags.strip_assertions import StripDecision
 from ..syntax.op_tree import Op
 
 # One page per rule code, installed with the package (package data), so links work offline and

@@ -8,7 +8,7 @@ gathers; after const-expr hoisting they become two initializers and two extra di
 
 from __future__ import annotations
 
-from ..dispatch.strip_assertions import StripDecision
+from ..iree_flags.strip_assertions import StripDecision
 from ..syntax.asserts import enclosing_linalg_op
 from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity

@@ -6,7 +6,7 @@ CSE and code motion around it.
 
 from __future__ import annotations
 
-from ..dispatch.strip_assertions import StripDecision
+from ..iree_flags.strip_assertions import StripDecision
 from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 

@@ -6,7 +6,7 @@ These are real runtime checks (e.g. torch-mlir's "mismatching contracting dimens
 
 from __future__ import annotations
 
-from ..dispatch.strip_assertions import StripDecision
+from ..iree_flags.strip_assertions import StripDecision
 from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
 

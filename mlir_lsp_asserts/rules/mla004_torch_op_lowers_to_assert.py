@@ -11,8 +11,8 @@ plain text check.
 
 from __future__ import annotations
 
-from ..dispatch.strip_assertions import StripDecision
 from ..findings import Finding, Position, Span
+from ..iree_flags.strip_assertions import StripDecision
 from ..syntax.asserts import AssertSource
 from ..syntax.lines import LineIndex
 from ..syntax.op_tree import Op

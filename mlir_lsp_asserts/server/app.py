@@ -41,7 +41,7 @@ from . import (
     sync_feature,
     tokens_feature,
 )
-from .disk_files_feature import DiskFiles
+from .disk_files_state import DiskFiles
 from .dispatch_graph_state import GraphViewerState
 from .dispatch_state import DispatchState
 from .open_documents import OpenDocument, Snapshot, Stamp

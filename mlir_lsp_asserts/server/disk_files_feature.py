@@ -27,11 +27,9 @@ checked nor written here. Settings are an open document's and the workspace scan
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,10 +38,10 @@ from lsprotocol import types
 from ..file_job import FileOutcome, JobOptions, run_file
 from ..files import file_stamp
 from ..findings import Applicability, FixMode
-from ..source import SourceError, read_source
 from . import file_settings, guards, workspace_feature
 from .arguments import command_arguments
 from .convert import diagnostic, plain_diagnostic
+from .disk_files_state import DiskFiles
 from .open_documents import uri_path
 from .publishing import MAX_PUBLISHED, not_shown
 
@@ -52,49 +50,6 @@ CHECK_REQUEST = "mlirLsp/checkFromDisk"
 FIX_REQUEST = "mlirLsp/fixOnDisk"
 CLOSED_NOTIFICATION = "mlirLsp/diskFileClosed"
 MB = 1024 * 1024
-
-
-class DiskFiles:
-    """The files checked from disk (the server's `ls.disk_files`)."""
-
-    def __init__(self):
-        self.checked: dict[str, tuple[tuple[int, int, int], dict]] = {}  # uri -> (file_stamp, answer)
-        self.lock = threading.Lock()
-        self._file_locks: dict[str, tuple[threading.Lock, list[int]]] = {}  # uri -> (lock, [users])
-
-    @contextlib.contextmanager
-    def file_lock(self, uri: str) -> Iterator[None]:
-        """One check or fix of a file at a time: publishes keep the order of the work. The lock
-        of a URI lives while someone holds or waits for it."""
-        with self.lock:
-            lock, users = self._file_locks.setdefault(uri, (threading.Lock(), [0]))
-            users[0] += 1
-        try:
-            with lock:
-                yield
-        finally:
-            with self.lock:
-                users[0] -= 1
-                if not users[0]:
-                    del self._file_locks[uri]
-    def forget(self, uri: str) -> None:
-        with self.lock:
-            self.checked.pop(uri, None)
-
-    def text(self, uri: str) -> tuple[int, str, str] | None:
-        """(version: the file's mtime in ns, text, path) of a file checked from disk, read now;
-        None for any other URI (dispatch counts ask here for documents that are not open)."""
-        with self.lock:
-            known = uri in self.checked
-        path = uri_path(uri) if known else None
-        if path is None:
-            return None
-        try:
-            version = os.stat(path).st_mtime_ns
-            return version, read_source(path, weights=True, isolated=True).text, path  # compiled: the weights too
-        except (OSError, SourceError) as e:
-            log.info("disk file %s: %s", path, e)
-            return None
 
 
 def _param(params, name: str, default=None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from lsprotocol import types
 
@@ -19,9 +19,9 @@ from ..dispatch.baselines import BaselineError, baseline_key, load_baseline
 from ..dispatch.compiler import CompilerError, other_release_message, other_release_syntax
 from ..dispatch.count import DispatchCounter
 from ..dispatch.diff import compare_with_baseline
-from ..dispatch.flags import profile_flags
 from ..dispatch.measured_cost import Measurement
 from ..dispatch.preview import Preview, preview
+from ..dispatch.request import CountRequest, count_request
 from ..dispatch.results import BaselineComparison
 from ..findings import Finding
 from . import guards, workspace_feature
@@ -33,9 +33,7 @@ from .dispatch_views import hover_lines as hover_lines
 from .dispatch_views import saved_dispatches as saved_dispatches
 from .open_documents import Stamp
 from .progress import Progress
-
-if TYPE_CHECKING:
-    from .app import MlirLspServer
+from .protocol import Server
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
@@ -56,7 +54,7 @@ class OpenText(NamedTuple):
         return (self.opened, self.version)
 
 
-def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
+def open_text(ls: Server, uri: str) -> OpenText | None:
     """(version, text, file path) of an open document: the one place that reads documents. A
     file the client never synced but had checked from disk (disk_files_feature) is read there."""
     snap = ls.snapshot(uri)
@@ -66,12 +64,21 @@ def open_text(ls: MlirLspServer, uri: str) -> OpenText | None:
     return OpenText(snap.version, snap.source, snap.path or uri, snap.opened)
 
 
-def dispatch_flags(ls: MlirLspServer) -> list[str]:
+def count_request_of(ls: Server) -> CountRequest:
+    """The count request of the server's settings: `dispatch.profile` and `dispatch.flags` (which
+    the rule settings carry, with their `profiles`), the compiler, the timeout, the what-if. An
+    unknown profile raises ValueError, which the count answers with, as the CLI exits with it.
+    (`dispatch.baseline` is compared after the count, found from the workspace: `baseline_result`.)"""
     opts = ls.options.dispatch
-    return profile_flags(opts.profile, dict(ls.settings.profiles)) + list(opts.extra_flags)
+    return count_request(ls.settings, compiler=opts.compiler_path, timeout=opts.timeout, what_if=opts.what_if)
 
 
-def compute(ls: MlirLspServer, uri: str | None, interactive: bool = True) -> dict:
+def dispatch_flags(ls: Server) -> list[str]:
+    """The flags a count compiles with (the request's, without finding the compiler)."""
+    return ls.settings.dispatch_flags()
+
+
+def compute(ls: Server, uri: str | None, interactive: bool = True) -> dict:
     """The `mlirLsp/dispatchCount` answer (JSON) for the document as it is: counted now, or the
     count of the same version already running."""
     if refused := guards.refuse_path(ls, uri):
@@ -83,7 +90,7 @@ def compute(ls: MlirLspServer, uri: str | None, interactive: bool = True) -> dic
     return {"error": "cancelled: the document changed"} if answer is None else answer.as_json()
 
 
-def count_document(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Answer | None:
+def count_document(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | None:
     """The count of this text of the document (None: cancelled, the document changed). Results
     are kept under the text's stamp: a document closed and reopened at the same version with
     another text never shares or gets the old text's count."""
@@ -108,7 +115,7 @@ def count_document(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool
         mine[1].set()
 
 
-def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Answer | None:
+def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | None:
     version, text, path = got.version, got.text, got.path
     state, opts = ls.dispatch, ls.options.dispatch
     token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
@@ -118,11 +125,11 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
         before = state.results.get(uri)
     had_diagnostics = bool(before and before[1].has_diagnostics)
     try:
-        own = state.counter_for(opts)
+        req = count_request_of(ls)
+        own = state.counter_for(opts, req.compiler)
         state.running[uri] = own
-        flags = dispatch_flags(ls)
         progress.begin()
-        pv = preview(own, path, text, opts.profile, flags, what_if=opts.what_if, attribution=opts.attribution)
+        pv = preview(own, path, text, req.profile, list(req.flags), what_if=req.what_if, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         if str(e) == "cancelled":
             return None
@@ -136,7 +143,7 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     if opts.baseline:
         answer.baseline = baseline_result(ls, path, text, pv)
     lenses = attribution_lenses(text, pv, answer.baseline)
-    measured = Measurement.of(pv, opts.extra_flags)
+    measured = Measurement.of(pv, req.extra_flags)
     with state.lock:
         if not _still_open(ls, uri, got):
             return answer  # its document was closed meanwhile: the answer is for the request only
@@ -152,7 +159,7 @@ def _count(ls: MlirLspServer, uri: str, got: OpenText, interactive: bool) -> Ans
     return answer
 
 
-def _still_open(ls: MlirLspServer, uri: str, got: OpenText) -> bool:
+def _still_open(ls: Server, uri: str, got: OpenText) -> bool:
     """Whether `got` is of the document's current opening (a file checked from disk: that it is
     still not open). Asked with `ls.dispatch.lock` held, as the store that follows: a close pops
     the document first and then forgets its previews under that lock, so a count of a closed
@@ -161,7 +168,7 @@ def _still_open(ls: MlirLspServer, uri: str, got: OpenText) -> bool:
     return got.opened == (doc.opened if doc is not None else 0)
 
 
-def _failed(ls: MlirLspServer, uri: str, got: OpenText, e: Exception, own: DispatchCounter | None,
+def _failed(ls: Server, uri: str, got: OpenText, e: Exception, own: DispatchCounter | None,
             had_diagnostics: bool, interactive: bool) -> Answer:
     """A count that failed: its answer kept for this text, the compiler's errors published."""
     state = ls.dispatch
@@ -186,7 +193,7 @@ def _failed(ls: MlirLspServer, uri: str, got: OpenText, e: Exception, own: Dispa
     return answer
 
 
-def baseline_result(ls: MlirLspServer, path: str, text: str, pv: Preview) -> BaselineComparison:
+def baseline_result(ls: Server, path: str, text: str, pv: Preview) -> BaselineComparison:
     """The preview against `dispatch.baseline` (the file, its count and the difference, the new
     dispatches with their causes, the baseline's dispatches in the document's lines; or an
     `error`)."""
@@ -212,7 +219,7 @@ def measurement(state: DispatchState, uri: str, stamp: Stamp) -> Measurement | N
     return m[1] if m and m[0] == stamp else None
 
 
-def measured_findings(ls: MlirLspServer, uri: str, stamp: Stamp, findings: list[Finding],
+def measured_findings(ls: Server, uri: str, stamp: Stamp, findings: list[Finding],
                       line0: int = 0) -> list[Finding]:
     """`findings` (of a piece starting at `line0`) with the measured notes of this text, and
     MLA001 at information severity where nothing is saved when `measuredSeverity` is on."""
@@ -220,12 +227,12 @@ def measured_findings(ls: MlirLspServer, uri: str, stamp: Stamp, findings: list[
     return findings if m is None else m.annotate(findings, line0, lower=ls.settings.measured_severity)
 
 
-def _publish(ls: MlirLspServer, uri: str) -> None:
+def _publish(ls: Server, uri: str) -> None:
     """Diagnostics again from a worker thread (clients that pull get a refresh request)."""
     ls.in_loop(ls.publish, uri, True)
 
 
-def _refresh_lenses(ls: MlirLspServer) -> None:
+def _refresh_lenses(ls: Server) -> None:
     caps = ls.client_capabilities
     ws = caps.workspace if caps else None
     if ws and ws.code_lens and ws.code_lens.refresh_support:
@@ -234,7 +241,7 @@ def _refresh_lenses(ls: MlirLspServer) -> None:
 
 
 
-def schedule(ls: MlirLspServer, uri: str, reason: str) -> None:
+def schedule(ls: Server, uri: str, reason: str) -> None:
     """After an edit (reason "change") or a save: cancel what is stale, start what is due."""
     state, opts = ls.dispatch, ls.options.dispatch
     state.cancel(uri)
@@ -264,7 +271,7 @@ def _serving(handler):
     return serve
 
 
-def setup(server: MlirLspServer) -> None:
+def setup(server: Server) -> None:
     @server.feature(DISPATCH_REQUEST)
     @server.thread()
     def count_request(ls, params):
@@ -308,7 +315,7 @@ def setup(server: MlirLspServer) -> None:
         return out
 
 
-def dispatch_ir(ls: MlirLspServer, uri: str | None) -> dict:
+def dispatch_ir(ls: Server, uri: str | None) -> dict:
     """`{"text": the --compile-to=dispatch-creation output, "path": its file in the cache or null}`
     for the document as it is now (the preview's compile when cached; else compiled now). On
     failure `{"text": "", "path": null, "error": message}`."""
@@ -320,8 +327,9 @@ def dispatch_ir(ls: MlirLspServer, uri: str | None) -> dict:
     opts = ls.options.dispatch
     counter = None
     try:
-        counter = ls.dispatch.counter_for(opts)  # registered: a stopping server kills its compile
-        rep = counter.prepare_flags(dispatch_flags(ls))
+        req = count_request_of(ls)
+        counter = ls.dispatch.counter_for(opts, req.compiler)  # registered: a stopping server kills its compile
+        rep = counter.prepare_flags(list(req.flags))
         ir, path = counter.dispatch_ir(got.text, rep.flags, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
         return {"text": "", "path": None, "error": str(e)}

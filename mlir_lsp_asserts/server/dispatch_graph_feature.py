@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
@@ -37,9 +37,7 @@ from .arguments import command_arguments
 from .dispatch_feature import DISPATCH_GRAPH_COMMAND, dispatch_flags, open_text
 from .dispatch_graph_state import GraphViewerState
 from .progress import Progress
-
-if TYPE_CHECKING:
-    from .app import MlirLspServer
+from .protocol import Server
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +64,7 @@ def _source_lines(build: GraphBuild) -> dict[str, int]:
     return {d.name: d.location.line - 1 for d in (attr.dispatches if attr else []) if d.location}
 
 
-def show_dispatch_graph(ls: MlirLspServer, params: Any) -> dict:
+def show_dispatch_graph(ls: Server, params: Any) -> dict:
     args = command_arguments(params)
     uri = args.get("uri")
     if not isinstance(uri, str):
@@ -113,12 +111,12 @@ def show_dispatch_graph(ls: MlirLspServer, params: Any) -> dict:
             "selected": select, "lines": _source_lines(build)}
 
 
-def _error(ls: MlirLspServer, message: str) -> dict:
+def _error(ls: Server, message: str) -> dict:
     ls.in_loop(ls.window_show_message, types.ShowMessageParams(types.MessageType.Error, f"mlir-lsp: {message}"))
     return {"error": message}
 
 
-def _open_in_browser(ls: MlirLspServer, url: str) -> None:
+def _open_in_browser(ls: Server, url: str) -> None:
     """Ask the client to open `url` in the browser (`window/showDocument`, external), if it can."""
     caps = ls.client_capabilities
     window = caps.window if caps else None
@@ -128,7 +126,7 @@ def _open_in_browser(ls: MlirLspServer, url: str) -> None:
     ls.in_loop(lambda: ls.window_show_document(params))
 
 
-def setup(server: MlirLspServer) -> None:
+def setup(server: Server) -> None:
     @server.command(DISPATCH_GRAPH_COMMAND)
     @server.thread()
     def show_graph(ls, params):  # no annotation on `ls`: pygls reads them

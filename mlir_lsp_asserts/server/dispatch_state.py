@@ -6,7 +6,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 
-from ..dispatch.compiler import find_compiler
+from ..dispatch.compiler import Compiler, find_compiler
 from ..dispatch.count import DispatchCounter
 from ..dispatch.measured_cost import Measurement
 from ..dispatch.preview import Preview
@@ -83,11 +83,12 @@ class DispatchState:
             for table in (self.results, self.lenses, self.measured):
                 table.pop(uri, None)
 
-    def counter_for(self, opts: DispatchOptions) -> DispatchCounter:
+    def counter_for(self, opts: DispatchOptions, compiler: Compiler | None = None) -> DispatchCounter:
         """A counter of its own for one compile (own processes, cancelled per document), sharing
-        the cache of the one counter made for the configured compiler."""
+        the cache of the one counter made for the configured compiler (`compiler`: already found,
+        by the count request)."""
         if self.counter is None:
-            self.counter = DispatchCounter(find_compiler(opts.compiler_path), timeout=opts.timeout)
+            self.counter = DispatchCounter(compiler or find_compiler(opts.compiler_path), timeout=opts.timeout)
         own = self.counter.sibling()
         own.timeout = opts.timeout
         self.live.add(own)

@@ -4,8 +4,6 @@ server keeps; nothing here compiles."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
 from ..dispatch.attribution import by_source_line
@@ -18,9 +16,7 @@ from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..syntax.tokens import symbol_after
 from .dispatch_state import Answer, DispatchState
 from .open_documents import Stamp
-
-if TYPE_CHECKING:
-    from .app import MlirLspServer
+from .protocol import Server
 
 OLDER_SYNTAX = "older IREE syntax"  # what the status bar and lens say when the compiler cannot read a file
 
@@ -76,7 +72,7 @@ def attribution_lenses(text: str, pv: Preview, baseline: BaselineComparison | No
     return out
 
 
-def count_diagnostics(ls: MlirLspServer, uri: str, stamp: Stamp) -> list[types.Diagnostic]:
+def count_diagnostics(ls: Server, uri: str, stamp: Stamp) -> list[types.Diagnostic]:
     """The diagnostics of the last dispatch count, for the text it compiled: the errors of a
     failed compile (source `iree-compile`), or MLA004 on the torch ops whose lowering put
     asserts into linalg regions."""

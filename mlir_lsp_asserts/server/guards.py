@@ -18,12 +18,9 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from .open_documents import uri_path
-
-if TYPE_CHECKING:
-    from .app import MlirLspServer
+from .protocol import Server
 
 COMPILER_PREFIX = "iree-compile"
 
@@ -52,7 +49,7 @@ def outside_workspace(ls, path: str) -> str | None:
     return f"refused: {path} is outside the workspace folders ({', '.join(rs)})"
 
 
-def compiler_path_problem(ls: MlirLspServer, value) -> str | None:
+def compiler_path_problem(ls: Server, value) -> str | None:
     """Why a compilerPath setting is refused, or None when it may be used (or is unset)."""
     if value in (None, ""):
         return None
@@ -73,7 +70,7 @@ def compiler_path_problem(ls: MlirLspServer, value) -> str | None:
     return None
 
 
-def refuse_path(ls: MlirLspServer, uri: str | None) -> str | None:
+def refuse_path(ls: Server, uri: str | None) -> str | None:
     """Why a request's document URI is refused (a file outside the workspace folders), or None."""
     if not isinstance(uri, str) or not uri.startswith("file:"):
         return None  # untitled: and other schemes name no file on disk
@@ -83,7 +80,7 @@ def refuse_path(ls: MlirLspServer, uri: str | None) -> str | None:
     return outside_workspace(ls, path)
 
 
-def _roots(ls: MlirLspServer) -> list[str]:
+def _roots(ls: Server) -> list[str]:
     try:
         return roots(ls)
     except Exception:  # noqa: BLE001 - before initialize there is no workspace

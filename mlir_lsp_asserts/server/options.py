@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 
 from ..config import ConfigError, Settings, settings_from_mapping
-from ..dispatch.flags import split_flags
 from ..findings import FixMode
+from ..iree_flags.flags import split_flags
 
 SECTION = "mlirLsp"
 RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl",

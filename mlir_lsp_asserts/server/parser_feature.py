@@ -16,9 +16,9 @@ from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
 from ..processes import signal_name
+from .protocol import Server
 
 if TYPE_CHECKING:
-    from .app import MlirLspServer
     from .open_documents import Stamp
 
 DEBOUNCE_SECONDS = 0.5
@@ -87,7 +87,7 @@ class ParserDiagnostics:
             if proc.poll() is None:
                 proc.kill()
 
-    def schedule(self, ls: MlirLspServer, uri: str) -> None:
+    def schedule(self, ls: Server, uri: str) -> None:
         if not self.enabled or self.stopped:
             return
         with self.lock:
@@ -100,7 +100,7 @@ class ParserDiagnostics:
             self.timers[uri] = t
             t.start()
 
-    def _run(self, ls: MlirLspServer, uri: str) -> None:
+    def _run(self, ls: Server, uri: str) -> None:
         got = ls.snapshot_parts(uri)
         if got is None:
             return

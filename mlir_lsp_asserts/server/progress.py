@@ -3,16 +3,13 @@ only if the client supports it, and given up quietly if the client refuses."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
-if TYPE_CHECKING:
-    from .app import MlirLspServer
+from .protocol import Server
 
 
 class Progress:
-    def __init__(self, ls: MlirLspServer, token: str, title: str):
+    def __init__(self, ls: Server, token: str, title: str):
         self.ls, self.token, self.title, self.started = ls, token, title, False
 
     def begin(self) -> None:

@@ -8,14 +8,11 @@ the requested range; a full request on a huge document is capped (clients ask fo
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from ..syntax.tokens import STRING_BODY
-
-if TYPE_CHECKING:
-    from .app import MlirLspServer
+from .protocol import Server
 
 TOKEN_TYPES = ["namespace", "function", "variable", "label", "class", "type", "macro", "string",
                "number", "comment", "keyword"]
@@ -68,7 +65,7 @@ def encode(lines, text: str, start: int, end: int) -> list[int]:
     return data
 
 
-def _tokens(ls: MlirLspServer, uri: str, first_line: int, last_line: int | None) -> types.SemanticTokens:
+def _tokens(ls: Server, uri: str, first_line: int, last_line: int | None) -> types.SemanticTokens:
     """Tokens of whole lines first_line..last_line (None: to the end, capped), read over the
     document's pieces that cover them; only the first token's line is absolute."""
     from ..syntax.lines import LineIndex

@@ -9,12 +9,9 @@ import bisect
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .tokens import STRING_LITERAL
-
-if TYPE_CHECKING:  # statements.py builds on this module
-    from .statements import BlockStatements
 
 # Default-dialect resolution for short op names, as the real printer/parser does it:
 # `module` and `unrealized_conversion_cast` are builtin ops; ops that declare a default
@@ -63,6 +60,24 @@ class Block:
     ops: list[Op] = field(default_factory=list)
 
 
+class SparseBlock(Protocol):
+    """A big block read statement by statement, as its region holds it (statements.py's
+    `BlockStatements` is the one kind; it builds on this module, so this names what it gives)."""
+
+    text: str
+    lo: int
+    hi: int
+    pairs: Any  # answers span_at(offset): a ChildPairs, or a view over several pieces' pairs
+    partial: bool
+    region: Region
+    block: Block
+
+    def has_labels(self) -> bool: ...
+    def first_code(self, ls: int) -> int: ...
+    def start_of(self, t: int) -> int: ...
+    def statement_at(self, t: int) -> list[Op]: ...
+
+
 @dataclass(slots=True, eq=False)
 class Region:
     """A region: `{` ... `}` with its blocks. `start` is the `{`, `end` one past the `}`."""
@@ -72,7 +87,7 @@ class Region:
     blocks: list[Block] = field(default_factory=list)
     # Set for a big block read statement by statement (syntax/statements.py): its one block holds
     # only the statements read so far, and this object reads more of them on demand.
-    sparse: BlockStatements | None = None
+    sparse: SparseBlock | None = None
 
 
 @dataclass(slots=True, eq=False)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import difflib
 import os
 
-from ..files import file_stamp, write_atomic
-from ..fixes import fix_text
-from ..fixes.verify import real_parse_error, real_parse_errors_in_child
-from ..source import BOM, SourceError
+from .files import file_stamp, write_atomic
+from .fixes import fix_text
+from .fixes.verify import real_parse_error, real_parse_errors_in_child
+from .source import BOM, SourceError
 
 # Above this the real parser runs in a child: its memory (10x the text) is never ours.
 CHILD_VERIFY_CHARS = 8 * 1024 * 1024
@@ -59,7 +59,7 @@ def _verify(out, text: str, fixed: str, in_child: bool) -> bool:
 def fix_file_outcome(out, result, settings, opts, source, stamp, raw: bytes | None = None) -> None:
     """Fix `out.path` (or stdin, whose bytes are `raw`) from its check `result`. `source` is what
     was read (its IR part, its resource tail), `stamp` the file's `file_job.file_stamp` then."""
-    from ..check import check_text
+    from .check import check_text
 
     text = result.parsed.text
     tail = source.tail
@@ -111,7 +111,7 @@ def _write(out, source, stamp, fixed: str) -> bool:
         return False
     try:
         if source.is_bytecode:
-            from ..bytecode import write_fixed_bytecode
+            from .bytecode import write_fixed_bytecode
 
             write_fixed_bytecode(path, fixed, path)  # its resources byte-identical
         else:

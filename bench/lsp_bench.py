@@ -1,0 +1,248 @@
+"""The server benchmarks' LSP client over stdio (bench_server.py, its workspace section in
+bench_workspace.py): messages written as the editors write them, the server's process figures
+(/proc: CPU time, resident memory, children), and the figures printed with their targets."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench_check  # noqa: E402
+
+MLIR_LSP = bench_check.MLIR_LSP
+RAW = "\0"
+
+
+class Client:
+    """A minimal LSP client over a child's stdio: enough to time notifications precisely."""
+
+    def __init__(self, argv: list[str]):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=bench_check.child_env())
+        self.next_id = 0
+        self.lock = threading.Condition()
+        self.send_lock = threading.Lock()  # the reader thread answers the server's requests
+        self.messages: list[tuple[float, dict]] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            body = out.read(length)
+            msg = json.loads(body)
+            if "id" in msg and "method" in msg:  # a request from the server: answer null
+                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            with self.lock:
+                self.messages.append((time.perf_counter(), msg))
+                self.lock.notify_all()
+
+    def _send(self, msg: dict) -> None:
+        self.send_bytes(json.dumps(msg).encode())
+
+    def send_bytes(self, data: bytes) -> float:
+        """Writes one message whose JSON is `data` (not copied); returns the time it started."""
+        with self.send_lock:
+            t = time.perf_counter()
+            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data))
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        return t
+
+    def notify(self, method: str, params) -> float:
+        return self.send_bytes(encoded(method, params))
+
+    def request(self, method: str, params, timeout: float = 60):
+        self.next_id += 1
+        rid = self.next_id
+        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        return self.wait(lambda m: m.get("id") == rid and "method" not in m, timeout)[1]
+
+    def wait(self, pred, timeout: float = 120, start: int = 0) -> tuple[float, dict]:
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            i = start
+            while True:
+                while i < len(self.messages):
+                    t, m = self.messages[i]
+                    i += 1
+                    if pred(m):
+                        return t, m
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no answer from the server")
+                self.lock.wait(left)
+
+    def mark(self) -> int:
+        with self.lock:
+            return len(self.messages)
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None, timeout=10)
+            self.notify("exit", None)
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a benchmark closes what it opened, whatever happened
+            self.proc.kill()
+            self.proc.wait()
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def has_children(pid: int) -> bool:
+    return bool(children(pid))
+
+
+def settle(pid: int, timeout: float = 120) -> None:
+    """Wait until the server is idle: its background real-parser child (0.5 s after the last
+    edit, ~10 s on 50 MB) has come and gone."""
+    time.sleep(1.0)
+    deadline = time.monotonic() + timeout
+    while has_children(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def cpu_s(pid: int) -> float:
+    """CPU time (user + system, all threads) the process has used: a machine loaded by other work
+    stretches an edit's latency, much less the CPU it costs."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def encoded(method: str, params, raw: bytes = b"") -> bytes:
+    """A notification's JSON; the string RAW in `params` stands for `raw`, a JSON value encoded
+    once ahead of the clock (a big text, which a full-text client would otherwise encode again)."""
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
+    return body.replace(b'"\\u0000"', raw, 1) if raw else body
+
+
+_LAST_OPEN: list = []  # [text, uri, message]: the last didOpen encoded, for the next run's
+
+
+def did_open(uri: str, text: str) -> bytes:
+    """The didOpen message of `text`, encoded before any clock starts (json.dumps of a 490 MB
+    text takes the client seconds that are not the server's) and kept for the next run."""
+    if _LAST_OPEN and _LAST_OPEN[0] is text and _LAST_OPEN[1] == uri:
+        return _LAST_OPEN[2]
+    _LAST_OPEN.clear()
+    msg = encoded("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1,
+                                                             "text": text}})
+    _LAST_OPEN.extend((text, uri, msg))
+    return msg
+
+
+def open_timed(c: Client, uri: str, text: str, versioned: bool = False) -> tuple[float, dict]:
+    """`initialized`, then `didOpen`: seconds to the first publish for it, and that publish
+    (`versioned`: of version 1, not a workspace scan's publish of the file on disk)."""
+    msg = did_open(uri, text)
+    c.notify("initialized", {})
+    mark = c.mark()
+    t0 = c.send_bytes(msg)
+    t1, first = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+                       and (not versioned or m["params"].get("version") == 1), timeout=600, start=mark)
+    return t1 - t0, first
+
+
+def mla001(publish: dict) -> int:
+    return sum(1 for d in publish["params"]["diagnostics"] if d.get("code") == "MLA001")
+
+
+class AssertToggle:
+    """Edits that comment a `cf.assert` line out and in again, each timed from its didChange to
+    the publish of that version. A full-sync server (upstream) gets whole texts, encoded ahead."""
+
+    def __init__(self, c: Client, uri: str, line: int, full_text: str | None = None):
+        self.c, self.uri, self.line, self.version, self.commented = c, uri, line, 1, False
+        self.texts: tuple[bytes, bytes] | None = None
+        if full_text is not None:
+            at = sum(len(ln) + 1 for ln in full_text.split("\n", line)[:line])
+            self.texts = (json.dumps(full_text).encode(), json.dumps(full_text[:at] + "// " + full_text[at:]).encode())
+
+    def toggle(self) -> float:
+        self.version += 1
+        v, comment = self.version, not self.commented
+        rng = {"start": {"line": self.line, "character": 0},
+               "end": {"line": self.line, "character": 0 if comment else 3}}
+        params = {"textDocument": {"uri": self.uri, "version": v},
+                  "contentChanges": [{"range": rng, "text": "// " if comment else ""}]}
+        if self.texts is not None:
+            params["contentChanges"] = [{"text": RAW}]
+        msg = encoded("textDocument/didChange", params, self.texts[comment] if self.texts else b"")
+        mark = self.c.mark()
+        t = self.c.send_bytes(msg)
+        self.commented = comment
+        # Upstream publishes without a version field when the client gives none back: match on
+        # the first publish after the change for it.
+        tp, _m = self.c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                             and m["params"]["uri"] == self.uri and m["params"].get("version", v) == v,
+                             timeout=600, start=mark)
+        return tp - t
+
+
+def peak_rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:  # gone meanwhile
+        pass
+    return 0
+
+
+def children_peak_kib(pid: int) -> int:
+    """The largest peak RSS (VmHWM) among the process's children now alive."""
+    return max((peak_rss_kib(k) for k in children(pid)), default=0)
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def print_open(who: str, opens: list[float], parse_s: float, target: float, note: str = "") -> None:
+    m = statistics.median(opens)
+    print(f"{who}: open -> diagnostics median {m:.2f} s (runs: {', '.join(f'{x:.2f}' for x in opens)}){note}; "
+          f"ratio to iree-opt {m / parse_s:.2f} [target < {target:g}: {verdict(m < target * parse_s)}]")
+
+
+def print_edits(who: str, xs: list[float], what: str = "edit -> diagnostics", cpu: list[float] | None = None) -> None:
+    spent = f"; server CPU {statistics.median(cpu) * 1000:.1f} ms an edit" if cpu else ""
+    print(f"{who}: {what} median {statistics.median(xs) * 1000:.1f} ms, p95 {p95(xs) * 1000:.1f} ms, "
+          f"max {max(xs) * 1000:.1f} ms over {len(xs)} edits{spent} [target p95 < 20 ms: {verdict(p95(xs) < 0.020)}]")
