@@ -263,3 +263,16 @@ def other_release_message(version: str, syntax: dict) -> str:
     """What to say instead of the compiler's error when `other_release_syntax` found one."""
     where = f" at line {syntax['line']}" if syntax.get("line") else ""
     return f"iree-compile {version} cannot read this file's IREE syntax ({syntax['message']}{where})"
+
+
+# Failures that are a known limit of an older release, with what to do about it.
+RELEASE_LIMITS = (
+    (re.compile(r"runtime error in consteval.*'io_parameters' not registered"),
+     "this iree-compile's const-eval cannot read parameter globals (seen with IREE 3.3); "
+     "add --iree-opt-const-eval=false to the flags (docs/compatibility.md)"),
+)
+
+
+def release_limit_hint(message: str) -> str:
+    """`; <what to do>` when a failed compile's message is a known limit of an older release, else ""."""
+    return next((f"; {hint}" for pattern, hint in RELEASE_LIMITS if pattern.search(message)), "")
