@@ -42,7 +42,8 @@ def test_this_venv_runs_one_supported_release():
     assert release == parse_release(version("iree-base-compiler"))
     assert unsupported_message(release) is None
     assert parse_release(iree_version()) == release
-    r = run_cli("--dispatch-count", "--output-format", "json", "--flags", " ".join(gfx942_flags()), REPRO)
+    flags = " ".join([*gfx942_flags(), "--iree-opt-const-eval=false"])
+    r = run_cli("--dispatch-count", "--output-format", "json", "--flags", flags, REPRO)
     assert parse_release(json.loads(r.stdout)[0]["compiler_version"]) == release
 
 
@@ -127,7 +128,7 @@ def test_default_profile_counts_or_says_why_in_one_line(tmp_path):
 def test_a_file_in_the_other_dispatch_tensor_syntax_is_said_once(tmp_path):
     """`!flow.dispatch.tensor` (IREE up to 3.3) became `!iree_tensor_ext.dispatch.tensor`: a
     file in the form this release does not know still gets our own findings, and the count
-    gives one line naming this compiler's release (never a traceback)."""
+    equals this release's raw compile or is one line naming this compiler's release."""
     forms = {}
     for dialect in ("flow", "iree_tensor_ext"):
         forms[dialect] = write(tmp_path, f"{dialect}.mlir", DISPATCH_TENSOR.format(dialect=dialect))
@@ -135,7 +136,11 @@ def test_a_file_in_the_other_dispatch_tensor_syntax_is_said_once(tmp_path):
     assert len(unreadable) == 1  # each release knows exactly one of the two names
     (f,) = unreadable
     assert [m["code"] for m in run_cli("--check", f).concise()] == ["MLA003"]
-    r = run_cli("--dispatch-count", f, timeout=600)
-    assert r.returncode == 2
-    (line,) = r.error_lines()
-    assert re.search(r"iree-compile 3\.\d+\S* cannot read this file's IREE syntax", line), line
+    raw = raw_dispatches(f, gfx942_flags(), tmp_path)
+    r = run_cli("--dispatch-count", "--output-format", "json", f, timeout=600)
+    if isinstance(raw, int):  # 3.3's iree-compile takes the newer type as an unregistered dialect's
+        assert r.returncode == 0 and json.loads(r.stdout)[0]["flow_dispatches"] == raw
+    else:
+        assert r.returncode == 2
+        (line,) = r.error_lines()
+        assert re.search(r"iree-compile 3\.\d+\S* cannot read this file's IREE syntax", line), line
