@@ -42,17 +42,19 @@ $(OLD_IREE)/bin/iree-compile:
 	$(OLD_IREE)/bin/python -m pip install --quiet iree-base-compiler==3.3.0
 
 # -- Compatibility with older IREE releases (docs/compatibility.md) -------------------------
-# One venv per release: that iree-base-compiler first, then this package with its test extras,
+# One venv per release: that iree-base-compiler first, then this package and the test runner,
 # as a user beside a pinned IREE does; the stamp is made only when pip left the compiler alone.
 # tests/compat (marker `compat`) then runs against that release's own iree-compile and bindings.
 COMPAT_RELEASES ?= 3.3.0 3.8.0
+# What tests/compat needs of the test extras (the linters, fuzzers and editors stay out: time).
+COMPAT_TEST_DEPS := "pytest>=8" "pytest-lsp>=1.0.1" "pytest-asyncio>=0.23"
 COMPAT_STAMPS := $(foreach r,$(COMPAT_RELEASES),.venv-compat-$(r)/.installed)
 compat-venvs: $(COMPAT_STAMPS)
 
 .venv-compat-%/.installed: pyproject.toml
 	@test -x .venv-compat-$*/bin/python || $(PYTHON) -m venv .venv-compat-$*
 	.venv-compat-$*/bin/python -m pip install --quiet "iree-base-compiler==$*"
-	.venv-compat-$*/bin/python -m pip install --quiet -e '.[test]'
+	.venv-compat-$*/bin/python -m pip install --quiet -e . $(COMPAT_TEST_DEPS)
 	@v=$$(.venv-compat-$*/bin/python -c 'from importlib.metadata import version; print(version("iree-base-compiler"))'); \
 	  test "$$v" = "$*" || { echo "error: pip moved iree-base-compiler from $* to $$v"; exit 1; }
 	@touch $@

@@ -60,8 +60,10 @@ def unsupported_message(release: Release | None, what: str = "iree-base-compiler
 
 
 def compiler_message(version: str) -> str | None:
-    """`unsupported_message` for an iree-compile that reported `version`."""
-    return unsupported_message(parse_release(version), f"iree-compile {version}")
+    """`unsupported_message` for an iree-compile that reported `version` (None as well for a
+    version this module cannot read: a development build is given the benefit of the doubt)."""
+    release = parse_release(version)
+    return unsupported_message(release, "iree-compile") if release else None
 
 
 # -- features of the bindings ------------------------------------------------------------

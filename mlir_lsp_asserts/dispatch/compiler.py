@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..iree_release import compiler_message
 from .cache import cache_root, read_json, write_json
 
 
@@ -52,7 +53,11 @@ def find_compiler(setting: str | None = None) -> Compiler:
         tried.append(c)
         if os.path.isfile(c) and os.access(c, os.X_OK):
             c = _past_wrapper(c)
-            return Compiler(c, compiler_version(c))
+            version = compiler_version(c)
+            too_old = compiler_message(version)
+            if too_old:
+                raise CompilerError(f"{too_old}: {c}")
+            return Compiler(c, version)
         if setting and c == os.path.expanduser(setting):
             raise CompilerError(f"iree-compile not found at the configured path {c}")
     raise CompilerError("iree-compile not found (tried: " + ", ".join(tried) +

@@ -15,7 +15,7 @@ import pytest
 from compat_helpers import IREE_OPT, gfx942_flags, iree_version, parse_error, raw_dispatches, readable_or_skip
 
 from conftest import MODELS, REPRO, run_cli, write
-from mlir_lsp_asserts.iree_release import bindings_release, parse_release, unsupported_message
+from mlir_lsp_asserts.iree_release import bindings_release, compiler_message, parse_release, unsupported_message
 
 pytestmark = pytest.mark.compat
 
@@ -144,3 +144,16 @@ def test_a_file_in_the_other_dispatch_tensor_syntax_is_said_once(tmp_path):
         assert r.returncode == 2
         (line,) = r.error_lines()
         assert re.search(r"iree-compile 3\.\d+\S* cannot read this file's IREE syntax", line), line
+
+
+@pytest.mark.parametrize("reported, problem", [
+    ("3.3.0rc20250320", None),  # what 3.3.0's iree-compile --version says
+    ("3.8.0rc20251010", None),
+    ("3.13.0", None),
+    ("3.2.0", "iree-compile 3.2.0 is older than 3.3, the oldest release mlir-lsp supports"),
+    ("2.9.0", "iree-compile 2.9.0 is older than 3.3, the oldest release mlir-lsp supports"),
+    ("custom-build", None),  # no release in it: a development build is not refused
+])
+def test_which_compiler_releases_are_refused(reported, problem):
+    msg = compiler_message(reported)
+    assert (msg.split(" (")[0] if msg else None) == problem
