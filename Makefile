@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench soak clean vscode-setup vscode-check old-iree
+.PHONY: setup demo test test-fast lint bench soak clean vscode-setup vscode-check old-iree compat-venvs test-compat
 
 setup: $(STAMP)
 
@@ -40,6 +40,28 @@ old-iree: $(OLD_IREE)/bin/iree-compile
 $(OLD_IREE)/bin/iree-compile:
 	@test -x $(OLD_IREE)/bin/python || $(PYTHON) -m venv $(OLD_IREE)
 	$(OLD_IREE)/bin/python -m pip install --quiet iree-base-compiler==3.3.0
+
+# -- Compatibility with older IREE releases (docs/compatibility.md) -------------------------
+# One venv per release: that iree-base-compiler first, then this package and the test runner,
+# as a user beside a pinned IREE does; the stamp is made only when pip left the compiler alone.
+# tests/compat (marker `compat`) then runs against that release's own iree-compile and bindings.
+COMPAT_RELEASES ?= 3.3.0 3.8.0
+# What tests/compat needs of the test extras (the linters, fuzzers and editors stay out: time).
+COMPAT_TEST_DEPS := "pytest>=8" "pytest-lsp>=1.0.1" "pytest-asyncio>=0.23"
+COMPAT_STAMPS := $(foreach r,$(COMPAT_RELEASES),.venv-compat-$(r)/.installed)
+compat-venvs: $(COMPAT_STAMPS)
+
+.venv-compat-%/.installed: pyproject.toml
+	@test -x .venv-compat-$*/bin/python || $(PYTHON) -m venv .venv-compat-$*
+	.venv-compat-$*/bin/python -m pip install --quiet "iree-base-compiler==$*"
+	.venv-compat-$*/bin/python -m pip install --quiet -e . $(COMPAT_TEST_DEPS)
+	@v=$$(.venv-compat-$*/bin/python -c 'from importlib.metadata import version; print(version("iree-base-compiler"))'); \
+	  test "$$v" = "$*" || { echo "error: pip moved iree-base-compiler from $* to $$v"; exit 1; }
+	@touch $@
+
+test-compat: compat-venvs
+	@for r in $(COMPAT_RELEASES); do echo "== tests/compat with iree-base-compiler $$r"; \
+	  .venv-compat-$$r/bin/python -m pytest -q -m compat tests/compat -p no:cacheprovider || exit 1; done
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"

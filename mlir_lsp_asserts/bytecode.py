@@ -27,6 +27,7 @@ from typing import Any
 
 from .errors import SourceError
 from .files import write_atomic
+from .iree_release import printer_elides_resources
 from .syntax.locations import blank_locations
 
 RESOURCE_LIMIT = 0  # bytes: no dialect resource blob is printed
@@ -36,6 +37,8 @@ NOTE_PREFIX = "// mlir-lsp: "
 
 # What the printer leaves at the end once every resource blob is elided.
 _EMPTY_SECTION = re.compile(r"\n*\{-#\s*#-\}\s*\Z")
+# The whole resource section, as a printer that cannot elide blobs (IREE 3.3's) leaves it.
+_RESOURCE_SECTION = re.compile(r"\n*\{-#\s*dialect_resources:.*#-\}\s*\Z", re.S)
 _RESOURCE_REF = re.compile(r'dense_resource<("(?:[^"\\]|\\.)*"|[^>]*)>\s*:\s*(?:tensor|vector)<([^<>]*)>')
 _ELEMENT_BITS = re.compile(r"^(?:[su]?i|bf|tf|f)(\d+)")
 _CHILD_ERROR = "mlir-lsp-bytecode-error: "
@@ -86,8 +89,14 @@ def bytecode_to_text(data_or_path, *, weights: bool = False) -> str:
 def printed(module, *, weights: bool = False) -> str:
     if weights:
         return blank_locations(module.operation.get_asm(enable_debug_info=True, assume_verified=True))
-    text = module.operation.get_asm(enable_debug_info=True, assume_verified=True,
-                                    large_resource_limit=RESOURCE_LIMIT, large_elements_limit=ELEMENTS_LIMIT)
+    if printer_elides_resources():
+        text = module.operation.get_asm(enable_debug_info=True, assume_verified=True,
+                                        large_resource_limit=RESOURCE_LIMIT, large_elements_limit=ELEMENTS_LIMIT)
+    else:  # an older release's printer writes every blob out: the section is cut here
+        text = module.operation.get_asm(enable_debug_info=True, assume_verified=True,
+                                        large_elements_limit=ELEMENTS_LIMIT)
+        section = _RESOURCE_SECTION.search(text)
+        text = text[:section.start()] + "\n" if section else text
     note = elision_note(text)
     if not note:
         return text
@@ -270,9 +279,11 @@ def _constants(module, kinds: _Kinds) -> list[tuple[Any, str, Any]]:
     found = []
 
     def visit(op):
-        for name, attr in op.attributes.items():
-            if kinds.constant(attr):
-                found.append((op, name, attr))
+        attributes = op.attributes  # by index: IREE 3.8's map has no items(), 3.13's iterates names
+        for i in range(len(attributes)):
+            named = attributes[i]
+            if kinds.constant(named.attr):
+                found.append((op, named.name, named.attr))
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..iree_release import compiler_message
 from ..processes import signal_name
 from .cache import cache_root, read_json, write_json
 
@@ -53,7 +54,11 @@ def find_compiler(setting: str | None = None) -> Compiler:
         tried.append(c)
         if os.path.isfile(c) and os.access(c, os.X_OK):
             c = _past_wrapper(c)
-            return Compiler(c, compiler_version(c))
+            version = compiler_version(c)
+            too_old = compiler_message(version)
+            if too_old:
+                raise CompilerError(f"{too_old}: {c}")
+            return Compiler(c, version)
         if setting and c == os.path.expanduser(setting):
             raise CompilerError(f"iree-compile not found at the configured path {c}")
     raise CompilerError("iree-compile not found (tried: " + ", ".join(tried) +
@@ -266,3 +271,16 @@ def other_release_message(version: str, syntax: dict) -> str:
     """What to say instead of the compiler's error when `other_release_syntax` found one."""
     where = f" at line {syntax['line']}" if syntax.get("line") else ""
     return f"iree-compile {version} cannot read this file's IREE syntax ({syntax['message']}{where})"
+
+
+# Failures that are a known limit of an older release, with what to do about it.
+RELEASE_LIMITS = (
+    (re.compile(r"runtime error in consteval.*'io_parameters' not registered"),
+     "this iree-compile's const-eval cannot read parameter globals (seen with IREE 3.3); "
+     "add --iree-opt-const-eval=false to the flags (docs/compatibility.md)"),
+)
+
+
+def release_limit_hint(message: str) -> str:
+    """`; <what to do>` when a failed compile's message is a known limit of an older release, else ""."""
+    return next((f"; {hint}" for pattern, hint in RELEASE_LIMITS if pattern.search(message)), "")

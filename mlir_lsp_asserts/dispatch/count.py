@@ -24,7 +24,7 @@ from ..syntax.parsed_text import parse
 from ..syntax.tokens import SYMBOL
 from .attribution import Site, dispatch_sites
 from .cache import CountCache
-from .compiler import Compiler, CompilerError, Run, first_error, known_flags, parse_diagnostics
+from .compiler import Compiler, CompilerError, Run, first_error, known_flags, parse_diagnostics, release_limit_hint
 
 
 @dataclass
@@ -162,7 +162,7 @@ class DispatchCounter:
             first = next((d for d in diags if d["severity"] == "error"), None)
             where = f" at line {first['line']}" if first and first["line"] else ""
             msg = first["message"] if first else first_error(err) or "no message"
-            raise CompilerError(f"iree-compile failed (exit {code}){where}: {msg}", diags)
+            raise CompilerError(f"iree-compile failed (exit {code}){where}: {msg}{release_limit_hint(msg)}", diags)
         return err
 
     def _lookup(self, kind: str, flags: list[str], text: str, attribution: bool) -> tuple[str, dict | None]:

@@ -1,0 +1,78 @@
+"""Which IREE release is in play, and what an older one lacks.
+
+Two releases matter and they may differ: the bindings (`iree.compiler.ir`, the real parser and
+the bytecode reader and writer) of the iree-base-compiler installed in this Python, and the
+`iree-compile` that a dispatch count runs (beside this Python, or a configured path). Supported:
+OLDEST_SUPPORTED up to the newest release (docs/compatibility.md says what degrades on which).
+
+What differs between the supported releases is detected here, by probing the bindings, never by
+the version number alone: the code that needs a feature asks this module once.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+OLDEST_SUPPORTED = (3, 3)
+DOCS = "docs/compatibility.md"
+
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True, order=True)
+class Release:
+    major: int
+    minor: int
+    patch: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+
+def parse_release(version: str) -> Release | None:
+    """The release of a version string as pip or `iree-compile --version` give it
+    (`3.13.0`, `3.3.0rc20250320`), or None."""
+    m = _VERSION.search(version or "")
+    return Release(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+
+
+@functools.lru_cache(maxsize=1)
+def bindings_release() -> Release | None:
+    """The release of the iree-base-compiler installed in this Python (None: not installed)."""
+    from importlib import metadata
+
+    try:
+        return parse_release(metadata.version("iree-base-compiler"))
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def unsupported_message(release: Release | None, what: str = "iree-base-compiler") -> str | None:
+    """One line saying why `release` cannot be used, or None when it is supported."""
+    if release is None:
+        return f"{what} is not installed in this Python ({DOCS})"
+    if (release.major, release.minor) < OLDEST_SUPPORTED:
+        oldest = ".".join(map(str, OLDEST_SUPPORTED))
+        return f"{what} {release} is older than {oldest}, the oldest release mlir-lsp supports ({DOCS})"
+    return None
+
+
+def compiler_message(version: str) -> str | None:
+    """`unsupported_message` for an iree-compile that reported `version` (None as well for a
+    version this module cannot read: a development build is given the benefit of the doubt)."""
+    release = parse_release(version)
+    return unsupported_message(release, "iree-compile") if release else None
+
+
+# -- features of the bindings ------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def printer_elides_resources() -> bool:
+    """Whether the bindings' printer can leave dialect resource blobs out (`get_asm`'s
+    `large_resource_limit`, in 3.8 but not in 3.3): without it the blobs are printed and cut
+    from the text afterwards, which costs memory of twice the weights' size for a moment."""
+    from iree.compiler import ir
+
+    return "large_resource_limit" in (ir.Operation.get_asm.__doc__ or "")
+
