@@ -2,7 +2,7 @@
 // dispatch count, and commands for the server's source actions and custom requests.
 import * as fs from "node:fs";
 import * as os from "node:os";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -23,6 +23,8 @@ import { GraphPanel } from "./graphPanel";
 import { FixMode, autoCountAllowed, onRequestView } from "./diskStatus";
 import { RestartPolicy } from "./restartPolicy";
 import { ResolveEnv, expandVariables, notFoundMessage, resolveServer } from "./serverPath";
+import { RESTRICTED_SETTINGS, restrictedNote } from "./restricted";
+import { Session } from "./session";
 import { JsonObject, serverSettings } from "./settings";
 
 const SECTION = "mlirLsp";
@@ -41,7 +43,7 @@ export const KINDS = {
   assumeAll: "source.mlir-lsp.assumeAll",
 } as const;
 
-let client: LanguageClient | undefined;
+let session: Session<LanguageClient>;
 let starting: Promise<void> | undefined;
 let output: vscode.OutputChannel;
 let status: DispatchStatus;
@@ -63,13 +65,11 @@ function resolveEnv(): ResolveEnv {
         return false;
       }
     },
-    canImport(python: string): boolean {
-      try {
-        execFileSync(python, ["-c", "import mlir_lsp_asserts"], { timeout: 20000, stdio: "ignore" });
-        return true;
-      } catch {
-        return false;
-      }
+    canImport(python: string): Promise<boolean> {
+      // A child process awaited, not run synchronously: the extension host keeps serving.
+      return new Promise((resolve) => {
+        execFile(python, ["-c", "import mlir_lsp_asserts"], { timeout: 20000 }, (err) => resolve(err === null));
+      });
     },
   };
 }
@@ -83,9 +83,14 @@ function isMlir(doc: vscode.TextDocument | undefined): doc is vscode.TextDocumen
   return doc !== undefined && doc.languageId === "mlir" && (doc.uri.scheme === "file" || doc.uri.scheme === "untitled");
 }
 
-async function startClient(context: vscode.ExtensionContext): Promise<void> {
+/** The running client (undefined while none, or between a stop and the next start). */
+function currentClient(): LanguageClient | undefined {
+  return session?.client;
+}
+
+async function startClient(adopt: (c: LanguageClient) => void): Promise<void> {
   const cfg = vscode.workspace.getConfiguration(SECTION);
-  const resolution = resolveServer(
+  const resolution = await resolveServer(
     { path: cfg.get<string>("server.path", ""), pythonPath: cfg.get<string>("server.pythonPath", "") },
     resolveEnv(),
   );
@@ -139,7 +144,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
         // The server gets the section mapped (client keys dropped, paths expanded), both
         // pushed on change and when it asks with workspace/configuration.
         didChangeConfiguration: async () => {
-          await client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: currentSettings() } });
+          await currentClient()?.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: currentSettings() } });
           repullDiagnostics();
         },
         configuration: (params, token, next) => {
@@ -170,7 +175,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       },
     },
   };
-  client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions);
+  const client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions);
+  adopt(client);
   client.onDidChangeState((e) => {
     if (e.newState === State.Running) {
       status.refresh();
@@ -186,32 +192,24 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     output.appendLine(msg);
     void vscode.window.showErrorMessage(msg, "Show Log").then((c) => c !== undefined && output.show());
   }
-  context.subscriptions.push({ dispose: () => void client?.stop() });
 }
 
 /** Settings change what the server reports: pull the open documents' diagnostics again. */
 function repullDiagnostics(): void {
-  const feature = client?.getFeature(DocumentDiagnosticRequest.method);
+  const feature = currentClient()?.getFeature(DocumentDiagnosticRequest.method);
   for (const doc of vscode.workspace.textDocuments.filter(isMlir)) {
     feature?.getProvider(doc)?.onDidChangeDiagnosticsEmitter.fire();
   }
 }
 
-async function restart(context: vscode.ExtensionContext): Promise<void> {
-  const old = client;
-  client = undefined;
-  if (old !== undefined) {
-    try {
-      await old.stop();
-    } catch (e) {
-      output.appendLine(`[server] stop: ${String(e)}`);
-    }
-  }
+/** Stop the server (awaited) and start it again; restarts that overlap never make two. */
+async function restart(): Promise<void> {
   status.clear();
-  await startClient(context);
+  await session.restart();
 }
 
 function runningClient(): LanguageClient | undefined {
+  const client = currentClient();
   if (client === undefined || !client.isRunning()) {
     void vscode.window.showErrorMessage("mlir-lsp: the language server is not running (see the 'mlir-lsp' output).");
     return undefined;
@@ -391,6 +389,19 @@ async function showBytecodeAsText(arg?: vscode.Uri): Promise<void> {
   await showVirtual(BYTECODE_SCHEME, baseName(uri) + ".mlir", uri, result.text);
 }
 
+/** In Restricted Mode, the status bar's note (which of the folder's settings wait for trust). */
+function restrictedMode(): { suffix: string; tooltip: string } | undefined {
+  if (vscode.workspace.isTrusted) {
+    return undefined;
+  }
+  const cfg = vscode.workspace.getConfiguration();
+  const ignored = RESTRICTED_SETTINGS.filter((name) => {
+    const v = cfg.inspect(name);
+    return v?.workspaceValue !== undefined || v?.workspaceFolderValue !== undefined;
+  });
+  return restrictedNote(ignored);
+}
+
 /** A document's size in characters (bytes for ASCII IR), without copying its text. */
 function documentSize(doc: vscode.TextDocument): number {
   return doc.offsetAt(doc.lineAt(doc.lineCount - 1).range.end);
@@ -470,7 +481,7 @@ class DispatchStatus implements vscode.Disposable {
         view.text += " (edited)";
       }
       this.show(view);
-    } else if (this.autoCompute(doc) && client?.isRunning() === true) {
+    } else if (this.autoCompute(doc) && currentClient()?.isRunning() === true) {
       void this.compute(doc);
     } else if (this.dispatchSetting<string>("trigger", "save") !== "manual" && !autoCountAllowed(documentSize(doc), this.autoMaxMegabytes())) {
       this.show(onRequestView(documentSize(doc), this.autoMaxMegabytes()));
@@ -480,8 +491,9 @@ class DispatchStatus implements vscode.Disposable {
   }
 
   private show(view: { text: string; tooltip: string; isError: boolean }): void {
-    this.item.text = view.text;
-    this.item.tooltip = view.tooltip;
+    const note = restrictedMode();
+    this.item.text = view.text + (note?.suffix ?? "");
+    this.item.tooltip = note === undefined ? view.tooltip : `${view.tooltip}\n${note.tooltip}`;
     this.item.backgroundColor = view.isError ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     this.item.show();
   }
@@ -492,7 +504,7 @@ class DispatchStatus implements vscode.Disposable {
     if (running !== undefined) {
       return running;
     }
-    const c = client;
+    const c = currentClient();
     if (c === undefined || !c.isRunning()) {
       return Promise.resolve({ error: "the language server is not running" });
     }
@@ -536,7 +548,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel("mlir-lsp");
   status = new DispatchStatus();
   disk = new DiskFiles({
-    client: () => client,
+    client: () => currentClient(),
     ready: () => (starting ?? Promise.resolve()).catch(() => undefined),
     output,
     dispatchRequest: DISPATCH_REQUEST,
@@ -549,7 +561,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const command = (name: string, fn: (...args: never[]) => Promise<void> | void): void => {
     context.subscriptions.push(vscode.commands.registerCommand(name, fn));
   };
-  command("mlirLsp.restart", () => restart(context));
+  session = new Session<LanguageClient>(startClient, (line) => output.appendLine(line));
+  context.subscriptions.push({ dispose: () => void session.dispose() });
+  command("mlirLsp.restart", () => restart());
   command("mlirLsp.showLog", () => output.show());
   command("mlirLsp.fixAll", () => applySourceAction(KINDS.fixAll));
   command("mlirLsp.stripAll", () => applySourceAction(KINDS.stripAll));
@@ -595,13 +609,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration(`${SECTION}.server`)) {
       output.appendLine("[server] mlirLsp.server changed; restarting the server");
-      void restart(context);
+      void restart();
     }
   }));
-  await startClient(context);
+  // Trusted now: the folder's own server, compiler and flags settings apply (a new server).
+  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
+    output.appendLine("[server] the folder is trusted now: its settings apply; restarting the server");
+    void restart();
+  }));
+  await session.restart();
   disk.scan();
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  await session?.dispose();
 }
