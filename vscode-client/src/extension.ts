@@ -31,6 +31,8 @@ const SECTION = "mlirLsp";
 const DISPATCH_REQUEST = "mlirLsp/dispatchCount";
 const DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR";
 const BYTECODE_REQUEST = "mlirLsp/bytecodeToText";
+// The server's word that a count finished (the ones it schedules on open, save and idle too).
+const COUNTED_NOTIFICATION = "mlirLsp/dispatchCounted";
 // Commands the server registers (executeCommand); VS Code commands of the extension must not reuse these ids.
 const SERVER_DISPATCH_COMMAND = "mlirLsp.dispatchCount";
 const SERVER_DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR";
@@ -177,6 +179,7 @@ async function startClient(adopt: (c: LanguageClient) => void): Promise<void> {
   };
   const client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions);
   adopt(client);
+  client.onNotification(COUNTED_NOTIFICATION, (p: DispatchResult & { uri?: string }) => status.accept(p));
   client.onDidChangeState((e) => {
     if (e.newState === State.Running) {
       status.refresh();
@@ -407,12 +410,13 @@ function documentSize(doc: vscode.TextDocument): number {
   return doc.offsetAt(doc.lineAt(doc.lineCount - 1).range.end);
 }
 
-/** The status bar item: the active file's dispatch count, what-if delta, spinner while compiling. */
+/** The status bar item: the active file's dispatch count, what-if delta, spinner while compiling.
+ * The server schedules the counts (open, save, idle: its settings) and says when one finished;
+ * the item asks for one only when the user does (click, command, code lens). */
 class DispatchStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("mlirLsp.dispatches", vscode.StatusBarAlignment.Right, 100);
   private readonly results = new Map<string, { version: number; result: DispatchResult }>();
   private readonly pending = new Map<string, Promise<DispatchResult>>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly subs: vscode.Disposable[] = [];
 
   constructor() {
@@ -420,12 +424,7 @@ class DispatchStatus implements vscode.Disposable {
     this.item.command = "mlirLsp.recomputeDispatchCount";
     this.subs.push(
       vscode.window.onDidChangeActiveTextEditor(() => this.refresh()),
-      vscode.workspace.onDidSaveTextDocument((doc) => {
-        if (isMlir(doc) && this.autoCompute(doc)) {
-          void this.compute(doc);
-        }
-      }),
-      vscode.workspace.onDidChangeTextDocument((e) => this.changed(e.document)),
+      vscode.workspace.onDidChangeTextDocument((e) => e.document === vscode.window.activeTextEditor?.document && this.refresh()),
       vscode.workspace.onDidCloseTextDocument((doc) => this.results.delete(doc.uri.toString())),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && this.refresh()),
     );
@@ -435,27 +434,23 @@ class DispatchStatus implements vscode.Disposable {
     return vscode.workspace.getConfiguration(SECTION).get<T>(`dispatch.${key}`, fallback);
   }
 
-  /** Whether this document is counted without being asked: the trigger, and files above
-   * dispatch.autoMaxMegabytes only on request (as the server's own trigger). */
-  private autoCompute(doc: vscode.TextDocument): boolean {
-    return this.dispatchSetting("enabled", true) && this.dispatchSetting<string>("trigger", "save") !== "manual" &&
-      autoCountAllowed(documentSize(doc), this.autoMaxMegabytes());
-  }
-
   private autoMaxMegabytes(): number {
     return this.dispatchSetting("autoMaxMegabytes", 16);
   }
 
-  private changed(doc: vscode.TextDocument): void {
-    if (!isMlir(doc) || this.dispatchSetting<string>("trigger", "save") !== "idle" || !this.autoCompute(doc)) {
-      if (doc === vscode.window.activeTextEditor?.document) {
-        this.refresh();
-      }
+  /** A count the server finished (COUNTED_NOTIFICATION), for the version it counted. */
+  accept(p: DispatchResult & { uri?: string }): void {
+    if (typeof p.uri !== "string" || (p.error ?? "").startsWith("cancelled")) {
       return;
     }
-    const key = doc.uri.toString();
-    clearTimeout(this.timers.get(key));
-    this.timers.set(key, setTimeout(() => void this.compute(doc), this.dispatchSetting("idleMs", 1500)));
+    const { uri, ...result } = p;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+    if (doc === undefined) {
+      return;
+    }
+    this.results.set(uri, { version: result.version ?? doc.version, result });
+    output.appendLine(`[dispatch] ${doc.uri.fsPath}: ${JSON.stringify({ ...result, per_function: undefined })}`);
+    this.refresh();
   }
 
   clear(): void {
@@ -481,8 +476,6 @@ class DispatchStatus implements vscode.Disposable {
         view.text += " (edited)";
       }
       this.show(view);
-    } else if (this.autoCompute(doc) && currentClient()?.isRunning() === true) {
-      void this.compute(doc);
     } else if (this.dispatchSetting<string>("trigger", "save") !== "manual" && !autoCountAllowed(documentSize(doc), this.autoMaxMegabytes())) {
       this.show(onRequestView(documentSize(doc), this.autoMaxMegabytes()));
     } else {
@@ -534,9 +527,6 @@ class DispatchStatus implements vscode.Disposable {
   }
 
   dispose(): void {
-    for (const t of this.timers.values()) {
-      clearTimeout(t);
-    }
     for (const s of this.subs) {
       s.dispose();
     }
