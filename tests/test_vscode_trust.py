@@ -26,11 +26,13 @@ def test_two_restarts_in_a_row_leave_one_server(tools, tmp_path):  # noqa: F811
     seed.write_text(SEED.read_text())
     artifacts = ARTIFACTS.with_name("vscode-restart")
     seen, _ = drive(tmp_path, ws, artifacts, {"mlirLsp.workspace.watch": False, "mlirLsp.dispatch.enabled": False},
-                    {"scenario": "restart", "seed": str(seed), "python": sys.executable})
+                    {"scenario": "restart", "seed": str(seed), "python": sys.executable,
+                     "keybindings": [{"key": "ctrl+alt+f12", "command": "mlirLsp.restart"}]})
     assert len(seen["before"]["problems"]) == 4 and len(seen["before"]["servers"]) == 1, seen["before"]
     # A change of mlirLsp.server.* and the command twice: every client started was initialized and
     # all but the last one shut down; one server runs, each finding is listed once.
     assert seen["quiet"], seen
+    assert seen["errors"] == [], seen["errors"]  # no client failed beside another
     assert len(seen["after"]["servers"]) == 1, seen["after"]
     assert len(seen["after"]["problems"]) == 4, seen["after"]
 
