@@ -495,6 +495,10 @@ async function restrictedScenario() {
   await trust.click();
   await banner.waitFor({ state: "detached", timeout: 30000 });
   log("trusted");
+  // The trust editor floats (a modal editor): closed with its close button.
+  const modal = page.locator(".monaco-modal-editor-block");
+  await modal.locator(".codicon-close, [aria-label^='Close']").last().click({ timeout: 10000 }).catch(() => log("no close button"));
+  await modal.waitFor({ state: "detached", timeout: 20000 });
   await openFile(path.basename(cfg.repro));
   for (const t = Date.now(); Date.now() - t < 120000 && cfg.markers.some((m) => !fs.existsSync(m)); await page.waitForTimeout(500));
   seen.markersTrusted = cfg.markers.filter((m) => fs.existsSync(m));

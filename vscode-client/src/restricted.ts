@@ -18,9 +18,9 @@ export const RESTRICTED_SETTINGS: readonly string[] = [
 
 /** The status bar's note in Restricted Mode; `ignored`: the restricted settings the folder sets. */
 export function restrictedNote(ignored: readonly string[]): { suffix: string; tooltip: string } {
-  const what = ignored.length > 0
-    ? `this folder's ${ignored.join(", ")} ${ignored.length === 1 ? "is" : "are"} not used`
-    : "this folder's settings that name a program or compiler flags would not be used";
+  // (VS Code hides the folder's values of restricted settings from `inspect` too: then all are named)
+  const names = ignored.length > 0 ? ignored : RESTRICTED_SETTINGS;
+  const what = `this folder's own ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not used`;
   return {
     suffix: " $(shield)",
     tooltip: `Restricted Mode: ${what} until you trust the folder; the count runs with your user settings.`,

@@ -22,7 +22,7 @@ describe("Restricted Mode", () => {
   });
   it("says which of the folder's settings wait for trust", () => {
     const note = restrictedNote(["mlirLsp.dispatch.flags", "mlirLsp.dispatch.compilerPath"]);
-    assert.match(note.tooltip, /^Restricted Mode: this folder's mlirLsp.dispatch.flags, mlirLsp.dispatch.compilerPath are not used until you trust/);
-    assert.match(restrictedNote([]).tooltip, /^Restricted Mode: .*would not be used/);
+    assert.match(note.tooltip, /^Restricted Mode: this folder's own mlirLsp.dispatch.flags, mlirLsp.dispatch.compilerPath are not used until you trust/);
+    assert.match(restrictedNote([]).tooltip, /^Restricted Mode: this folder's own mlirLsp.server.path, .*mlirLsp.profiles are not used/);
   });
 });
