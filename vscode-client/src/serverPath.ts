@@ -15,8 +15,9 @@ export interface ResolveEnv {
   platform: NodeJS.Platform;
   /** True when p is a file this user may execute. */
   isExecutable(p: string): boolean;
-  /** True when the interpreter can import mlir_lsp_asserts (omitted: assumed). */
-  canImport?(python: string): boolean;
+  /** True when the interpreter can import mlir_lsp_asserts (omitted: assumed). Asynchronous in
+   * the extension: a slow interpreter must not block the extension host. */
+  canImport?(python: string): boolean | Promise<boolean>;
 }
 
 export interface ServerCommand {
@@ -78,7 +79,7 @@ export function locate(value: string, env: ResolveEnv): { found?: string; looked
   return env.isExecutable(abs) ? { found: abs, looked: abs } : { looked: `${abs}: not found or not executable` };
 }
 
-export function resolveServer(settings: ServerSettings, env: ResolveEnv): Resolution {
+export async function resolveServer(settings: ServerSettings, env: ResolveEnv): Promise<Resolution> {
   const tried: string[] = [];
   if (settings.path.trim() !== "") {
     const r = locate(settings.path, env);
@@ -91,7 +92,7 @@ export function resolveServer(settings: ServerSettings, env: ResolveEnv): Resolu
     const r = locate(settings.pythonPath, env);
     if (r.found === undefined) {
       tried.push(`mlirLsp.server.pythonPath = ${JSON.stringify(settings.pythonPath)} -> ${r.looked}`);
-    } else if (env.canImport !== undefined && !env.canImport(r.found)) {
+    } else if (env.canImport !== undefined && !(await env.canImport(r.found))) {
       tried.push(`mlirLsp.server.pythonPath = ${JSON.stringify(settings.pythonPath)} -> ${r.found}: cannot import mlir_lsp_asserts (pip install mlir-lsp-asserts into it)`);
     } else {
       tried.push(`mlirLsp.server.pythonPath = ${JSON.stringify(settings.pythonPath)} -> ${r.found} -m mlir_lsp_asserts`);

@@ -34,44 +34,50 @@ describe("expandVariables", () => {
 });
 
 describe("resolveServer", () => {
-  it("uses mlirLsp.server.path first, expanded", () => {
-    const r = resolveServer({ path: "${workspaceFolder}/.venv/bin/mlir-lsp", pythonPath: "/usr/bin/python3" },
+  it("uses mlirLsp.server.path first, expanded", async () => {
+    const r = await resolveServer({ path: "${workspaceFolder}/.venv/bin/mlir-lsp", pythonPath: "/usr/bin/python3" },
       env(["/ws/proj/.venv/bin/mlir-lsp", "/usr/bin/python3", "/usr/bin/mlir-lsp"]));
     assert.ok(r.ok);
     assert.deepEqual(r.server, { command: "/ws/proj/.venv/bin/mlir-lsp", args: [], source: "mlirLsp.server.path" });
   });
-  it("takes a relative path from the workspace folder and a bare name from PATH", () => {
-    const rel = resolveServer({ path: ".venv/bin/mlir-lsp", pythonPath: "" }, env(["/ws/proj/.venv/bin/mlir-lsp"]));
+  it("takes a relative path from the workspace folder and a bare name from PATH", async () => {
+    const rel = await resolveServer({ path: ".venv/bin/mlir-lsp", pythonPath: "" }, env(["/ws/proj/.venv/bin/mlir-lsp"]));
     assert.ok(rel.ok && rel.server.command === "/ws/proj/.venv/bin/mlir-lsp");
-    const bare = resolveServer({ path: "my-mlir-lsp", pythonPath: "" }, env(["/usr/bin/my-mlir-lsp"]));
+    const bare = await resolveServer({ path: "my-mlir-lsp", pythonPath: "" }, env(["/usr/bin/my-mlir-lsp"]));
     assert.ok(bare.ok && bare.server.command === "/usr/bin/my-mlir-lsp");
   });
-  it("falls back to the Python interpreter with -m mlir_lsp_asserts", () => {
-    const r = resolveServer({ path: "~/missing", pythonPath: "~/venv/bin/python" }, env(["/home/u/venv/bin/python"]));
+  it("falls back to the Python interpreter with -m mlir_lsp_asserts", async () => {
+    const r = await resolveServer({ path: "~/missing", pythonPath: "~/venv/bin/python" }, env(["/home/u/venv/bin/python"]));
     assert.ok(r.ok);
     assert.deepEqual(r.server, { command: "/home/u/venv/bin/python", args: ["-m", "mlir_lsp_asserts"], source: "mlirLsp.server.pythonPath" });
     assert.match(r.tried[0] ?? "", /\/home\/u\/missing: not found/);
   });
-  it("skips a Python that cannot import the package", () => {
-    const r = resolveServer({ path: "", pythonPath: "python3" },
+  it("skips a Python that cannot import the package", async () => {
+    const r = await resolveServer({ path: "", pythonPath: "python3" },
       env(["/usr/bin/python3", "/usr/local/bin/mlir-lsp"], { canImport: () => false }));
     assert.ok(r.ok);
     assert.equal(r.server.source, "PATH");
     assert.equal(r.server.command, "/usr/local/bin/mlir-lsp");
     assert.match(r.tried[0] ?? "", /cannot import mlir_lsp_asserts/);
   });
-  it("finds mlir-lsp on PATH when nothing is set", () => {
-    const r = resolveServer({ path: "", pythonPath: "" }, env(["/usr/bin/mlir-lsp"]));
+  it("waits for an import check that answers later (a child process, not blocking the host)", async () => {
+    const r = await resolveServer({ path: "", pythonPath: "python3" },
+      env(["/usr/bin/python3"], { canImport: () => new Promise((res) => setTimeout(() => res(true), 5)) }));
+    assert.ok(r.ok);
+    assert.deepEqual(r.ok && r.server.args, ["-m", "mlir_lsp_asserts"]);
+  });
+  it("finds mlir-lsp on PATH when nothing is set", async () => {
+    const r = await resolveServer({ path: "", pythonPath: "" }, env(["/usr/bin/mlir-lsp"]));
     assert.ok(r.ok);
     assert.deepEqual(r.server, { command: "/usr/bin/mlir-lsp", args: [], source: "PATH" });
   });
-  it("uses PATHEXT on Windows", () => {
-    const r = resolveServer({ path: "", pythonPath: "" },
+  it("uses PATHEXT on Windows", async () => {
+    const r = await resolveServer({ path: "", pythonPath: "" },
       env(["C:\\tools\\mlir-lsp.EXE"], { platform: "win32", env: { PATH: "C:\\tools", PATHEXT: ".EXE" } }));
     assert.ok(r.ok && r.server.command === "C:\\tools\\mlir-lsp.EXE");
   });
-  it("lists everything it tried when nothing works", () => {
-    const r = resolveServer({ path: "/opt/x/mlir-lsp", pythonPath: "/opt/py" }, env([]));
+  it("lists everything it tried when nothing works", async () => {
+    const r = await resolveServer({ path: "/opt/x/mlir-lsp", pythonPath: "/opt/py" }, env([]));
     assert.equal(r.ok, false);
     assert.equal(r.tried.length, 3);
     const msg = notFoundMessage(r.tried);
