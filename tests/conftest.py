@@ -1,13 +1,20 @@
 """Shared paths and helpers for the test suite.
 
 The real data lives in `../shared` beside the repository (the corpus and the fixtures); tests
-read it in place and write only under pytest's `tmp_path`.
+read it in place and write only under pytest's `tmp_path` or the ignored `tests/artifacts/`
+(screenshots): a run leaves `git status` as it was. The screenshots the docs show are copied to
+`docs/images/` only on purpose: `MLIR_LSP_UPDATE_DOC_IMAGES=1 make test` (see keep_doc_image).
+
+Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) the tests that drive a browser
+(chromium for code-server or Model Explorer) share one worker, one after another
+(pytest_collection_modifyitems): two at once on two cores would starve each other.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -23,6 +30,10 @@ SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
 REPRO = FIXTURES / "repro" / "hoisted_gather.mlir"
 MODELS = FIXTURES / "models"
 DATA = Path(__file__).resolve().parent / "data"
+DOCS_IMAGES = REPO / "docs" / "images"
+UPDATE_DOC_IMAGES = "MLIR_LSP_UPDATE_DOC_IMAGES"
+# Test files whose tests start headless chromium (with the `vscode` marker: code-server's tests).
+BROWSER_FILES = frozenset({"test_dispatch_graph.py", "test_vscode_e2e.py"})
 
 
 def pytest_sessionstart(session):
@@ -30,6 +41,23 @@ def pytest_sessionstart(session):
     if not FIXTURES.is_dir():
         pytest.exit(f"the shared fixtures are not beside the checkout: {SHARED} (clone the repository next to "
                     "../shared, as CI does)", returncode=4)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """One xdist group for the browser tests (`--dist loadgroup` runs a group on one worker)."""
+    for item in items:
+        if item.get_closest_marker("vscode") or item.path.name in BROWSER_FILES:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def keep_doc_image(shot: Path, name: str) -> None:
+    """A screenshot the docs show (docs/images/NAME, tracked) is replaced by this run's `shot`
+    only when MLIR_LSP_UPDATE_DOC_IMAGES=1; otherwise it stays where the test wrote it (ignored)."""
+    if os.environ.get(UPDATE_DOC_IMAGES) == "1":
+        shutil.copyfile(shot, DOCS_IMAGES / name)
+
+
 BIN = Path(sys.executable).parent  # the venv's bin/ (mlir-lsp, iree-opt)
 
 # `path:line:col: CODE message`
