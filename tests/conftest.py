@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,24 @@ def pytest_sessionstart(session):
     if not FIXTURES.is_dir():
         pytest.exit(f"the shared fixtures are not beside the checkout: {SHARED} (clone the repository next to "
                     "../shared, as CI does)", returncode=4)
+
+
+def pytest_configure(config):
+    """Under xdist each worker's tmp_path is a folder deeper (`popen-gwN/`): the run's base is a
+    short folder of its own instead, so paths are no longer than without xdist (messages that
+    name a path are cut at 100 characters, as a lens cuts a baseline error). Removed when all
+    passed; kept (and named) when a test failed."""
+    if getattr(config.option, "numprocesses", None) and not config.option.basetemp \
+            and not hasattr(config, "workerinput"):
+        config.option.basetemp = config._mlir_lsp_basetemp = tempfile.mkdtemp(prefix="mlt-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    base = getattr(session.config, "_mlir_lsp_basetemp", None)
+    if base and exitstatus == 0:
+        shutil.rmtree(base, ignore_errors=True)
+    elif base:
+        print(f"\ntest folders kept in {base}")
 
 
 @pytest.hookimpl(tryfirst=True)
