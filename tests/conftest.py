@@ -1,15 +1,23 @@
 """Shared paths and helpers for the test suite.
 
 The real data lives in `../shared` beside the repository (the corpus and the fixtures); tests
-read it in place and write only under pytest's `tmp_path`.
+read it in place and write only under pytest's `tmp_path` or the ignored `tests/artifacts/`
+(screenshots): a run leaves `git status` as it was. The screenshots the docs show are copied to
+`docs/images/` only on purpose: `MLIR_LSP_DOC_IMAGES=1 make test` (see keep_doc_image).
+
+Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) the tests that drive a browser
+(chromium for code-server or Model Explorer) share one worker, one after another
+(pytest_collection_modifyitems): two at once on two cores would starve each other.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +31,10 @@ SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
 REPRO = FIXTURES / "repro" / "hoisted_gather.mlir"
 MODELS = FIXTURES / "models"
 DATA = Path(__file__).resolve().parent / "data"
+DOCS_IMAGES = REPO / "docs" / "images"
+UPDATE_DOC_IMAGES = "MLIR_LSP_DOC_IMAGES"
+# Test files whose tests start headless chromium (with the `vscode` marker: code-server's tests).
+BROWSER_FILES = frozenset({"test_dispatch_graph.py", "test_vscode_e2e.py"})
 
 
 def pytest_sessionstart(session):
@@ -30,6 +42,41 @@ def pytest_sessionstart(session):
     if not FIXTURES.is_dir():
         pytest.exit(f"the shared fixtures are not beside the checkout: {SHARED} (clone the repository next to "
                     "../shared, as CI does)", returncode=4)
+
+
+def pytest_configure(config):
+    """Under xdist each worker's tmp_path is a folder deeper (`popen-gwN/`): the run's base is a
+    short folder of its own instead, so paths are no longer than without xdist (messages that
+    name a path are cut at 100 characters, as a lens cuts a baseline error). Removed when all
+    passed; kept (and named) when a test failed."""
+    if getattr(config.option, "numprocesses", None) and not config.option.basetemp \
+            and not hasattr(config, "workerinput"):
+        config.option.basetemp = config._mlir_lsp_basetemp = tempfile.mkdtemp(prefix="mlt-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    base = getattr(session.config, "_mlir_lsp_basetemp", None)
+    if base and exitstatus == 0:
+        shutil.rmtree(base, ignore_errors=True)
+    elif base:
+        print(f"\ntest folders kept in {base}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """One xdist group for the browser tests (`--dist loadgroup` runs a group on one worker)."""
+    for item in items:
+        if item.get_closest_marker("vscode") or item.path.name in BROWSER_FILES:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def keep_doc_image(shot: Path, name: str) -> None:
+    """A screenshot the docs show (docs/images/NAME, tracked) is replaced by this run's `shot`
+    only when MLIR_LSP_DOC_IMAGES=1; otherwise it stays where the test wrote it (ignored)."""
+    if os.environ.get(UPDATE_DOC_IMAGES) == "1":
+        shutil.copyfile(shot, DOCS_IMAGES / name)
+
+
 BIN = Path(sys.executable).parent  # the venv's bin/ (mlir-lsp, iree-opt)
 
 # `path:line:col: CODE message`

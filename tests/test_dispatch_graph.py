@@ -1,7 +1,8 @@
 """The dispatch graph for Google's Model Explorer (`dispatch/graph.py`, `graph_viewer.py`, the
 adapter extension, `mlir-lsp --dispatch-graph`), with the real iree-compile, Model Explorer's own
 Python loader (its graph dataclasses, strict) and its real server in Debian's headless chromium.
-Screenshots go to tests/artifacts/model-explorer/."""
+Screenshots go to tests/artifacts/model-explorer/ (ignored by git); the two the docs show are
+copied to docs/images/ only when MLIR_LSP_DOC_IMAGES=1 (conftest.keep_doc_image)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import keep_doc_image
 from mlir_lsp_asserts.dispatch.compiler import find_compiler
 from mlir_lsp_asserts.dispatch.count import DispatchCounter
 from mlir_lsp_asserts.dispatch.diff import compiled_side
@@ -298,6 +300,7 @@ def test_open_shows_the_new_dispatch_selected_in_model_explorer(tmp_path):
     assert "findings MLA001 at lines 29, 31" in panel and "marks new, only-because-of-asserts" in panel
     assert "hoisted initializer" in panel
     assert shot.exists() and shot.stat().st_size > 10_000
+    keep_doc_image(shot, "model-explorer-repro-new-dispatch.png")
 
 
 @pytest.mark.slow
@@ -336,6 +339,7 @@ def test_model_explorer_opens_an_mlir_file_through_the_adapter(tmp_path):
     body = seen["body"]
     assert "mlir-lsp dispatch graph (hoisted_gather.mlir)" in body and "dispatches 4" in body
     assert "Error" not in body
+    keep_doc_image(shot, "model-explorer-opens-mlir.png")
 
 
 def test_extension_lists_first_for_mlir_and_converts_through_model_explorer(tmp_path):
