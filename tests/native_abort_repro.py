@@ -1,0 +1,87 @@
+"""Reduction of the native abort seen in the fixes soak (`malloc(): unaligned tcache chunk
+detected`, SIGABRT, after ~25,000 parses in one process): only `iree.compiler.ir` calls on varied
+texts. The texts are made first (tests/fuzzlib.py's mutations of real IR, seeded), then parsed
+the way the code does, with one thing varied at a time:
+
+    python tests/native_abort_repro.py --parses 40000 --variant fresh
+
+    fresh      a new ir.Context() per parse, dropped by reference counting (fixes/verify.py before)
+    reuse      one ir.Context() for every parse
+    nothreads  a new context per parse, with enable_multithreading(False)
+    release    a new context per parse, module and context deleted and gc.collect() after each
+    recycle    what the package does now (mlir_lsp_asserts.fixes.verify.real_parse_error)
+
+Prints a line every 5,000 parses and `done N parses` at the end; a native abort ends the process
+with the C library's message on stderr and signal 6 (exit status -6 seen from a parent)."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def texts(count: int, seed: int) -> list[str]:
+    import fuzzlib
+
+    rnd = random.Random(seed)
+    c = fuzzlib.RandomChooser(rnd)
+    sources = fuzzlib.fix_sources()
+    out = []
+    for _ in range(count):
+        out.append(fuzzlib.mutate_valid(c, sources) if rnd.random() < 0.8 else fuzzlib.mutate(c, sources, rounds=1))
+    return out
+
+
+def parser(variant: str):
+    from iree.compiler import ir
+
+    if variant == "recycle":
+        from mlir_lsp_asserts.fixes.verify import real_parse_error
+        return real_parse_error
+    shared = ir.Context() if variant == "reuse" else None
+
+    def parse(text: str) -> bool:
+        ctx = shared or ir.Context()
+        if variant == "nothreads":
+            ctx.enable_multithreading(False)
+        try:
+            m = ir.Module.parse(text, ctx)
+            ok = True
+        except ir.MLIRError:
+            m, ok = None, False
+        if variant == "release":
+            del m
+            del ctx
+            gc.collect()
+        return ok
+    return parse
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--parses", type=int, default=40_000)
+    ap.add_argument("--variant", default="fresh", choices=("fresh", "reuse", "nothreads", "release", "recycle"))
+    ap.add_argument("--distinct", type=int, default=3000, help="distinct texts, parsed round-robin")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    pool = texts(args.distinct, args.seed)
+    parse = parser(args.variant)
+    t0 = time.monotonic()
+    accepted = 0
+    for i in range(args.parses):
+        accepted += bool(parse(pool[i % len(pool)]) in (True, None))
+        if (i + 1) % 5000 == 0:
+            print(f"{args.variant}: {i + 1} parses, {accepted} accepted, {time.monotonic() - t0:.0f} s", flush=True)
+    print(f"done {args.parses} parses ({args.variant}), {time.monotonic() - t0:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
