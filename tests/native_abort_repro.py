@@ -9,7 +9,11 @@ the way the code does, with one thing varied at a time:
     reuse      one ir.Context() for every parse
     nothreads  a new context per parse, with enable_multithreading(False)
     release    a new context per parse, module and context deleted and gc.collect() after each
-    recycle    what the package does now (mlir_lsp_asserts.fixes.verify.real_parse_error)
+    context    the in-process parse of the package's workers (fixes.verify.parse_error_here: one
+               context per thread, multithreading off, replaced every 500 parses); the fixes soak
+               aborted with it in-process after ~2,800 inputs (docs/reliability.md)
+    worker     what the package does now (fixes.verify.real_parse_error: a worker child, replaced
+               every 1,000 parses)
 
 Prints a line every 5,000 parses and `done N parses` at the end; a native abort ends the process
 with the C library's message on stderr and signal 6 (exit status -6 seen from a parent)."""
@@ -42,9 +46,9 @@ def texts(count: int, seed: int) -> list[str]:
 def parser(variant: str):
     from iree.compiler import ir
 
-    if variant == "recycle":
-        from mlir_lsp_asserts.fixes.verify import real_parse_error
-        return real_parse_error
+    if variant in ("context", "worker"):
+        from mlir_lsp_asserts.fixes import verify
+        return verify.parse_error_here if variant == "context" else verify.real_parse_error
     shared = ir.Context() if variant == "reuse" else None
 
     def parse(text: str) -> bool:
@@ -67,7 +71,8 @@ def parser(variant: str):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parses", type=int, default=40_000)
-    ap.add_argument("--variant", default="fresh", choices=("fresh", "reuse", "nothreads", "release", "recycle"))
+    ap.add_argument("--variant", default="fresh",
+                    choices=("fresh", "reuse", "nothreads", "release", "context", "worker"))
     ap.add_argument("--distinct", type=int, default=3000, help="distinct texts, parsed round-robin")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()

@@ -1,11 +1,13 @@
-"""The native abort after ~25,000 in-process parses (docs/reliability.md, "The native abort"):
-the reduction (tests/native_abort_repro.py, only `iree.compiler.ir` calls) kept as a slow test,
-and the package's in-process parse path (one context per thread, multithreading off, replaced
-every CONTEXT_PARSES parses) checked to give the verdicts of a fresh context per parse."""
+"""The native abort after some 10,000-25,000 in-process parses (docs/reliability.md, "The native
+abort"): the reduction (tests/native_abort_repro.py, only `iree.compiler.ir` calls) kept as slow
+tests, and the package's parse path (`fixes.verify.real_parse_error`: a worker child replaced
+every WORKER_PARSES parses, and once more when it dies) checked to give a fresh context's verdicts."""
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +30,8 @@ def _fresh_verdict(text: str) -> str | None:
     return None
 
 
-def test_reused_contexts_give_the_verdicts_of_fresh_ones(monkeypatch):
-    monkeypatch.setattr(verify, "CONTEXT_PARSES", 40)  # several replacements within the test
+def test_worker_parses_give_the_verdicts_of_fresh_contexts(monkeypatch):
+    monkeypatch.setattr(verify, "WORKER_PARSES", 60)  # workers replaced within the test
     c = fuzzlib.RandomChooser(random.Random(3))
     sources = fuzzlib.fix_sources()
     texts = [fuzzlib.mutate_valid(c, sources) if i % 3 else fuzzlib.mutate(c, sources, rounds=1) for i in range(150)]
@@ -39,6 +41,17 @@ def test_reused_contexts_give_the_verdicts_of_fresh_ones(monkeypatch):
     assert 0 < sum(o is None for o in ours) < len(texts)  # both verdicts seen
     # the same messages as a fresh context gives
     assert [o for o, f in zip(ours, fresh, strict=True) if o is not None and o not in f] == []
+
+
+def test_a_parse_after_the_worker_died_is_answered():
+    good = fuzzlib.fix_sources()[0]
+    assert verify.real_parse_error(good) is None
+    pid = verify.worker_pid()
+    assert pid is not None and pid != os.getpid()  # the parse ran in a child
+    os.kill(pid, signal.SIGKILL)  # as the abort would end it
+    assert verify.real_parse_error(good) is None
+    assert verify.worker_pid() not in (None, pid)
+    assert "Dialect `nope' not found" in (verify.real_parse_error("nope.op") or "")
 
 
 def _run(variant: str, parses: int) -> subprocess.CompletedProcess:
@@ -55,7 +68,15 @@ def test_40000_parses_in_fresh_contexts_do_not_abort():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="the fixes soak aborted with this in-process path after ~2,800 inputs "
+                   "(~14,000 parses) under load (docs/reliability.md); the package parses in a worker child")
+def test_40000_parses_in_one_reused_context_without_threads_do_not_abort():
+    p = _run("context", 40_000)
+    assert p.returncode == 0, p.stderr[-500:]
+
+
+@pytest.mark.slow
 def test_40000_parses_on_the_package_path_do_not_abort():
-    p = _run("recycle", 40_000)
+    p = _run("worker", 40_000)
     assert p.returncode == 0, p.stderr[-500:]
     assert "done 40000 parses" in p.stdout
