@@ -15,6 +15,13 @@ the way the code does, with one thing varied at a time:
     worker     what the package does now (fixes.verify.real_parse_error: a worker child, replaced
                every 1,000 parses)
 
+The fixes soak's own sequence, which aborts deterministically in-process (the same input in two
+runs, docs/reliability.md): record the texts it parses (through the worker, safely), then replay
+them here with only `iree.compiler.ir` calls:
+
+    python tests/native_abort_repro.py --record /tmp/soak-parses.jsonl --inputs 3000
+    python tests/native_abort_repro.py --replay /tmp/soak-parses.jsonl --variant context
+
 Prints a line every 5,000 parses and `done N parses` at the end; a native abort ends the process
 with the C library's message on stderr and signal 6 (exit status -6 seen from a parent)."""
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import random
 import sys
 import time
@@ -41,6 +49,34 @@ def texts(count: int, seed: int) -> list[str]:
     for _ in range(count):
         out.append(fuzzlib.mutate_valid(c, sources) if rnd.random() < 0.8 else fuzzlib.mutate(c, sources, rounds=1))
     return out
+
+
+def record(path: Path, inputs: int, seed: int = 1) -> None:
+    """The texts `bench/soak.py --only fixes` (seed 1) parses for its first `inputs` inputs, in order."""
+    import fuzzlib
+    from mlir_lsp_asserts.fixes import verify
+
+    rnd = random.Random(seed)
+    c = fuzzlib.RandomChooser(rnd)
+    fix_sources, big = fuzzlib.fix_sources(), fuzzlib.clip_gathers()
+    real = verify.real_parse_error
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as out:
+        def parse(text: str) -> str | None:
+            out.write(json.dumps(text) + "\n")
+            return real(text)
+        verify.real_parse_error = parse  # fuzzlib.parse_chunks looks it up at each call
+        for _ in range(inputs):  # as soak_fixes draws them
+            r = rnd.random()
+            if r < 0.8:
+                text = fuzzlib.mutate_valid(c, fix_sources)
+            elif r < 0.97:
+                text = fuzzlib.mutate(c, fix_sources, rounds=1)
+            else:
+                text = fuzzlib.mutate_valid(c, [big])
+            try:
+                fuzzlib.check_fixes(text)
+            except Exception:  # noqa: BLE001 - a bad fix is the soak's finding, not this script's
+                pass
 
 
 def parser(variant: str):
@@ -75,8 +111,19 @@ def main() -> int:
                     choices=("fresh", "reuse", "nothreads", "release", "context", "worker"))
     ap.add_argument("--distinct", type=int, default=3000, help="distinct texts, parsed round-robin")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--record", type=Path, help="write the fixes soak's parsed texts here (JSON lines)")
+    ap.add_argument("--inputs", type=int, default=3000, help="with --record: the soak's inputs")
+    ap.add_argument("--replay", type=Path, help="parse the texts of a --record file, in order")
     args = ap.parse_args()
-    pool = texts(args.distinct, args.seed)
+    if args.record:
+        record(args.record, args.inputs)
+        return 0
+    if args.replay:
+        with open(args.replay, encoding="utf-8", errors="surrogatepass") as f:
+            pool = [json.loads(line) for line in f]
+        args.parses = len(pool)
+    else:
+        pool = texts(args.distinct, args.seed)
     parse = parser(args.variant)
     t0 = time.monotonic()
     accepted = 0
