@@ -59,19 +59,16 @@ def _run(variant: str, parses: int) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=7200)
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="seen once as SIGABRT (malloc(): unaligned tcache chunk detected) after "
-                   "~25,000 parses in fresh contexts under load; not reproduced since (docs/reliability.md)")
-def test_40000_parses_in_fresh_contexts_do_not_abort():
-    p = _run("fresh", 40_000)
-    assert p.returncode == 0, p.stderr[-500:]
+IN_PROCESS = pytest.mark.xfail(strict=False, reason=(
+    "the bindings' heap breaks down after some 10,000-25,000 in-process parses of some text sequences "
+    "(malloc(): unaligned tcache chunk detected, SIGABRT; docs/reliability.md, \"The native abort\"); "
+    "these texts have not aborted so far, the soak's sequence does"))
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="the fixes soak aborted with this in-process path after ~2,800 inputs "
-                   "(~14,000 parses) under load (docs/reliability.md); the package parses in a worker child")
-def test_40000_parses_in_one_reused_context_without_threads_do_not_abort():
-    p = _run("context", 40_000)
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=IN_PROCESS) for v in ("fresh", "context")])
+def test_40000_in_process_parses_do_not_abort(variant):
+    p = _run(variant, 40_000)
     assert p.returncode == 0, p.stderr[-500:]
 
 
