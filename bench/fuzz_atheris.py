@@ -2,6 +2,8 @@
 
 Run by `bench/soak.py` (`make soak`); by hand:
     .venv/bin/python bench/fuzz_atheris.py --stats S.json --artifacts DIR -runs=100000 -max_len=65536
+One saved input run again through the oracle (its traceback, or "no crash"):
+    .venv/bin/python bench/fuzz_atheris.py --reproduce bench/out/reader-fuzz/artifacts/crash-HASH.mlir
 
 The seed corpus is real IR (tests/fuzzlib.py `reader_sources`). Each new input is made by
 libFuzzer's own mutators (byte flips, erasures, insertions, cross-over) or, half of the time, by
@@ -14,6 +16,7 @@ document, the index consistent. An input that breaks it is saved to --artifacts 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -64,10 +67,10 @@ def test_one_input(data: bytes) -> None:
         STATS["crashes"] += 1
         first = kind not in STATS["crash_kinds"]
         STATS["crash_kinds"][kind] = STATS["crash_kinds"].get(kind, 0) + 1
-        if first and _artifacts is not None:
-            n = len(STATS["crash_kinds"])
-            (_artifacts / f"crash-{n}.mlir").write_bytes(data)
-            (_artifacts / f"crash-{n}.txt").write_text(traceback.format_exc())
+        if first and _artifacts is not None:  # named by content: the folder is kept across runs
+            name = "crash-" + hashlib.sha1(data).hexdigest()[:12]
+            (_artifacts / f"{name}.mlir").write_bytes(data)
+            (_artifacts / f"{name}.txt").write_text(traceback.format_exc())
         _write_stats(force=True)
         return
     _write_stats()
@@ -88,9 +91,22 @@ def custom_crossover(data1: bytes, data2: bytes, max_size: int, seed: int) -> by
     return (data1[:i] + data2[j:j + rnd.randint(0, 4000)])[:max_size]
 
 
+def reproduce(path: Path) -> int:
+    """Run one saved input through the oracle, as the fuzzer did: 1 and the traceback if it fails."""
+    try:
+        fuzzlib.check_reader(path.read_bytes().decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001 - the finding, shown
+        traceback.print_exc()
+        return 1
+    print(f"no crash: {path}")
+    return 0
+
+
 def main() -> None:
     global _stats_path, _artifacts
     args = sys.argv[1:]
+    if args[:1] == ["--reproduce"] and len(args) == 2:
+        sys.exit(reproduce(Path(args[1])))
     rest = [sys.argv[0]]
     while args:
         a = args.pop(0)
@@ -106,7 +122,8 @@ def main() -> None:
         corpus.mkdir(parents=True, exist_ok=True)
         for k, src in enumerate(SOURCES):
             (corpus / f"seed-{k}.mlir").write_text(src[:65536], encoding="utf-8", errors="replace")
-        rest.append(str(corpus))
+        rest.append(str(corpus))  # libFuzzer reads it at the start and adds to it: kept across runs
+        rest.append(f"-artifact_prefix={_artifacts}/")
     import atexit
 
     atexit.register(_write_stats, True)

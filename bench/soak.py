@@ -3,10 +3,16 @@
     .venv/bin/python bench/soak.py [--inputs N] [--seconds S] [--only reader,fixes,faults,files,load]
 
 - reader: coverage-guided fuzzing (atheris/libFuzzer, bench/fuzz_atheris.py) of the reader and
-  the rules on mutated real IR, until N inputs (default 1,000,000) or S seconds; prints inputs
-  tried, crashes, the rate and what 1 M inputs take at that rate.
+  the rules on mutated real IR, until N inputs or S seconds; prints inputs tried, crashes, the
+  rate and what 1 M inputs take at that rate. Runs add up: the corpus, the crashing inputs and
+  the counters are kept in bench/out/reader-fuzz/ (--reader-dir), each run resumes from them and
+  prints the total of all runs; N defaults to what the total lacks to 1,000,000 (remove the
+  folder to start over).
 - fixes: mutated real IR that IREE's parser accepts; every offered fix must parse and stay
   inside its ops (tests/fuzzlib.py `check_fixes`); prints inputs, parsable, fixes checked.
+- frames: bad frames (not UTF-8, not JSON, not messages, random, mutated real messages) between
+  real requests over the real server's stdio (tests/framefuzz.py): every real request answered,
+  the server still running, leaving on `exit` with status 0.
 - faults, files, load: see their sections below.
 Exit status 1 when anything failed (a crash, a bad fix, an orphan process, a stale publish).
 """
@@ -30,6 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 FAILED: list[str] = []
 LAST_INPUT = Path(tempfile.gettempdir()) / "mlir-lsp-soak-last-fix-input.mlir"
+READER_DIR = ROOT / "bench" / "out" / "reader-fuzz"  # corpus, crashing inputs, totals.json (ignored by git)
+MILLION = 1_000_000
 
 
 def say(line: str = "") -> None:
@@ -42,7 +50,38 @@ def fmt_rate(n: int, seconds: float) -> str:
     return f"{rate:,.0f}/s; 1,000,000 inputs take {million / 60:,.1f} min at this rate"
 
 
-def soak_reader_plain(inputs: int, seconds: float) -> None:
+def reader_totals(folder: Path) -> dict:
+    path = folder / "totals.json"
+    return json.loads(path.read_text()) if path.exists() else {"runs": [], "inputs": 0, "crashes": 0, "seconds": 0.0}
+
+
+def add_reader_run(folder: Path, n: int, crashes: int, seconds: float, tool: str) -> None:
+    """Add one run to the folder's totals and print them: one number that grows across runs."""
+    totals = reader_totals(folder)
+    totals["runs"].append({"ended": time.strftime("%Y-%m-%d %H:%M:%S"), "tool": tool, "inputs": n,
+                           "crashes": crashes, "seconds": round(seconds, 1)})
+    totals["inputs"] += n
+    totals["crashes"] += crashes
+    totals["seconds"] = round(totals["seconds"] + seconds, 1)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / "totals.tmp"
+    tmp.write_text(json.dumps(totals, indent=1))
+    os.replace(tmp, folder / "totals.json")
+    say(f"   all runs in {folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder}: "
+        f"{len(totals['runs'])} runs, {totals['inputs']:,} inputs, {totals['crashes']} crashes, "
+        f"{totals['seconds']:,.0f} s, {totals['inputs'] / max(totals['seconds'], 1e-9):,.0f} inputs/s "
+        f"(the first ended {totals['runs'][0]['ended']})")
+
+
+def reader_budget(inputs: int | None, folder: Path) -> int:
+    """This run's inputs: as asked, else what the total lacks to 1 M (1 M again once reached)."""
+    if inputs is not None:
+        return inputs
+    left = MILLION - reader_totals(folder)["inputs"]
+    return left if left > 0 else MILLION
+
+
+def soak_reader_plain(inputs: int, seconds: float, folder: Path) -> None:
     """Without atheris: the same mutations and oracle, seeded random (not coverage-guided)."""
     import fuzzlib
 
@@ -61,18 +100,24 @@ def soak_reader_plain(inputs: int, seconds: float) -> None:
             say(f"   crash: {type(e).__name__}: {str(e)[:160]}")
     elapsed = time.monotonic() - t0
     say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}")
+    add_reader_run(folder, n, crashes, elapsed, "random")
     if crashes:
         FAILED.append("reader")
 
 
-def soak_reader(inputs: int, seconds: float, workdir: Path) -> None:
+def soak_reader(inputs: int | None, seconds: float, folder: Path) -> None:
     import importlib.util
 
+    inputs = reader_budget(inputs, folder)
     if importlib.util.find_spec("atheris") is None:
-        soak_reader_plain(inputs, seconds)
+        soak_reader_plain(inputs, seconds, folder)
         return
-    say(f"== reader + rules: coverage-guided fuzzing (atheris), up to {inputs:,} inputs or {seconds:,.0f} s")
-    stats, art = workdir / "reader-stats.json", workdir / "reader-artifacts"
+    art = folder / "artifacts"
+    kept = len(list((art / "corpus").glob("*"))) if (art / "corpus").exists() else 0
+    say(f"== reader + rules: coverage-guided fuzzing (atheris), up to {inputs:,} inputs or {seconds:,.0f} s; "
+        f"corpus of earlier runs: {kept:,} inputs")
+    stats = folder / "run-stats.json"
+    stats.unlink(missing_ok=True)
     cmd = [sys.executable, str(ROOT / "bench" / "fuzz_atheris.py"), "--stats", str(stats), "--artifacts", str(art),
            f"-runs={inputs}", f"-max_total_time={int(seconds)}", "-max_len=65536", "-timeout=30",
            "-print_final_stats=1", "-close_fd_mask=1"]
@@ -83,16 +128,17 @@ def soak_reader(inputs: int, seconds: float, workdir: Path) -> None:
     data = json.loads(stats.read_text()) if stats.exists() else {}
     n = int(executed.group(1)) if executed else data.get("inputs", 0)
     crashes = data.get("crashes", 0)
-    saved = sorted(art.glob("crash-*.mlir")) if art.exists() else []
+    saved = [p for p in art.glob("crash-*") if p.suffix != ".txt"] if art.exists() else []  # ours and libFuzzer's
     libfuzzer_crash = proc.returncode not in (0,) and not executed  # a hang or a crash libFuzzer stopped on
     say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}")
+    add_reader_run(folder, n, crashes + bool(libfuzzer_crash), elapsed, "atheris")
     if data.get("bytes") and data.get("inputs"):
         say(f"   mean input size: {data['bytes'] / data['inputs']:,.0f} bytes; "
             f"corpus grown by coverage: {_new_units(proc.stderr)} inputs")
     for kind, count in data.get("crash_kinds", {}).items():
         say(f"   crash x{count}: {kind}")
     if saved:
-        say(f"   crashing inputs saved in {art}")
+        say(f"   crashing inputs saved in {art} (all runs); one again: bench/fuzz_atheris.py --reproduce FILE")
     if libfuzzer_crash:
         say("   libFuzzer stopped early: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
     if crashes or libfuzzer_crash:
@@ -209,18 +255,48 @@ def soak_files(rounds: int, work: Path, seed: int = 3) -> None:
         FAILED.append("files")
 
 
-SECTIONS = ("reader", "fixes", "faults", "files", "load")
+def soak_frames(frames: int, work: Path, seed: int = 7) -> None:
+    import framefuzz
+
+    say(f"== frames: {frames:,} bad frames between real requests over the server's stdio")
+    t0 = time.monotonic()
+    folder = work / "frames"
+    folder.mkdir()
+    try:
+        fig = framefuzz.session(folder, frames, seed, every=25)
+        ok = fig.answered == fig.real_requests and fig.alive_before_exit and fig.exit_status == 0
+        said = "; ".join(f"{rid}: {code}" for rid, code in fig.junk_errors.items())
+        say(f"   bad frames: {fig.bad_frames:,}   real requests: {fig.real_requests}   answered: {fig.answered}   "
+            f"running before exit: {fig.alive_before_exit}   exit status: {fig.exit_status}   "
+            f"time: {time.monotonic() - t0:,.0f} s")
+        say(f"   JSON-RPC errors of the bad requests with an id: {said}")
+    except Exception as e:  # noqa: BLE001 - a dead server or a torn answer: the figure
+        ok = False
+        say(f"   FAILED after {time.monotonic() - t0:,.0f} s: {type(e).__name__}: {str(e)[:200]}")
+    if not ok:
+        say(f"   the server's log: {folder / 'server.log'} (kept only while the soak runs)")
+        FAILED.append("frames")
+
+
+SECTIONS = ("reader", "fixes", "frames", "faults", "files", "load")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--inputs", type=int, default=int(os.environ.get("SOAK_INPUTS", 1_000_000)),
-                    help="reader fuzz inputs (default 1,000,000; env SOAK_INPUTS)")
+    env_inputs = os.environ.get("SOAK_INPUTS")
+    ap.add_argument("--inputs", type=int, default=int(env_inputs) if env_inputs else None,
+                    help="reader fuzz inputs of this run (default: what the total of all runs lacks to 1,000,000; "
+                         "env SOAK_INPUTS)")
+    ap.add_argument("--reader-dir", type=Path, default=Path(os.environ.get("SOAK_READER_DIR", READER_DIR)),
+                    help="the reader fuzz's corpus, crashing inputs and totals, kept across runs "
+                         "(default bench/out/reader-fuzz; env SOAK_READER_DIR)")
     ap.add_argument("--seconds", type=float, default=float(os.environ.get("SOAK_SECONDS", 3600)),
                     help="time limit of the reader fuzz (default 3600; env SOAK_SECONDS)")
     ap.add_argument("--fix-inputs", type=int, default=int(os.environ.get("SOAK_FIX_INPUTS", 20000)))
     ap.add_argument("--fix-seconds", type=float, default=float(os.environ.get("SOAK_FIX_SECONDS", 600)))
     ap.add_argument("--fault-rounds", type=int, default=int(os.environ.get("SOAK_FAULT_ROUNDS", 20)))
+    ap.add_argument("--frames", type=int, default=int(os.environ.get("SOAK_FRAMES", 5000)),
+                    help="bad frames of the frames section (default 5,000; env SOAK_FRAMES)")
     ap.add_argument("--load-seconds", type=float, default=float(os.environ.get("SOAK_LOAD_SECONDS", 60)))
     ap.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--only", default=os.environ.get("SOAK_ONLY", ",".join(SECTIONS)),
@@ -234,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mlir-lsp-soak-") as d:
         work = Path(d)
         if "reader" in only:
-            soak_reader(args.inputs, args.seconds, work)
+            soak_reader(args.inputs, args.seconds, args.reader_dir)
         if "fixes" in only and args.in_child:
             soak_fixes(args.fix_inputs, args.fix_seconds)
         elif "fixes" in only:  # in a child: a native crash of the real parser is a figure, not the end
@@ -252,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                 FAILED.append("fixes (native crash)")
             elif p.returncode == 1:
                 FAILED.append("fixes")
+        if "frames" in only:
+            soak_frames(args.frames, work)
         if "faults" in only:
             soak_faults(args.fault_rounds)
         if "files" in only:

@@ -47,7 +47,7 @@ from .dispatch_state import DispatchState
 from .open_documents import OpenDocument, Snapshot, Stamp
 from .options import ServerOptions
 from .parser_feature import ParserDiagnostics
-from .transport import MlirLspProtocol, run_stdio
+from .transport import MlirLspProtocol, run_stdio, undecodable
 from .workspace_feature import WorkspaceWatch
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class MlirLspServer(LanguageServer):
         self.diagnostic_sources = (
             lambda doc: self.parser_diagnostics.for_version(doc.uri, doc.stamp),
             lambda doc: dispatch_feature.count_diagnostics(self, doc.uri, doc.stamp),
+            lambda doc: undecodable(self, doc),  # a text sent with bytes that are not UTF-8 (transport.py)
         )
 
     @property

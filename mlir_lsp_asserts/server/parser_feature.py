@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
+from ..fixes.verify import parse_context
 from ..processes import signal_name
 from .protocol import Server
 
@@ -36,9 +37,8 @@ LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 def real_diagnostics(text: str) -> list[types.Diagnostic]:
     from iree.compiler import ir
 
-    ctx = ir.Context()
     try:
-        ir.Module.parse(text, ctx)
+        ir.Module.parse(text, parse_context())
         return []
     except ir.MLIRError as e:
         infos = list(getattr(e, "error_diagnostics", []) or [])

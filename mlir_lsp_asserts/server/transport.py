@@ -1,27 +1,49 @@
 """pygls's transport, adapted: the protocol (open documents are ours, shutdown cancels queued
 requests safely, notifications whose params are already JSON), stdout written one message at a
-time, stdin bodies read as text with a document's resource section lifted out first."""
+time, stdin bodies read as text with a document's resource section lifted out first.
+
+No frame ends the server (`MlirLspProtocol.receive`): a body that is not UTF-8 is read with
+replacement characters (a document whose text had such bytes says so: one MLS001 at the first);
+one that is not JSON, not an object or not a message is logged and skipped, and a request among
+them with a readable id gets a JSON-RPC error."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
+import re
 import sys
 import threading
+from typing import NamedTuple
 
 from lsprotocol import types
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .held_resources import lift
 
 log = logging.getLogger(__name__)
+CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+
+
+class Body(NamedTuple):
+    """A message body as text; `bad` is (offset, value) of its first byte that is not UTF-8."""
+
+    text: str
+    bad: tuple[int, int] | None = None
 
 
 class MlirLspProtocol(LanguageServerProtocol):
     """pygls's protocol, but open documents are ours: its workspace keeps no copy of them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # uri -> the first byte that was not UTF-8, of documents whose text the client sent so
+        self.undecodable_bytes: dict[str, int] = {}
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params):
@@ -52,6 +74,69 @@ class MlirLspProtocol(LanguageServerProtocol):
     def lsp_text_document__did_close(self, params):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
+
+    def receive(self, body: Body) -> None:
+        """One message body, whatever it holds: what is not a message is logged and skipped."""
+        try:
+            data = json.loads(body.text)
+        except (ValueError, RecursionError) as e:
+            return log.warning("skipped a message that is not JSON (%s): %.60r", str(e)[:80], body.text)
+        if not isinstance(data, dict):
+            return log.warning("skipped a message that is not a JSON object: %.60r", body.text)
+        rid = data.get("id")
+        rid = rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) and "method" in data else None
+        if data.get("jsonrpc") != self.VERSION or not isinstance(data.get("method", ""), str):
+            return self._refuse(rid, JsonRpcInvalidRequest, "not a JSON-RPC 2.0 message", body)
+        try:
+            message = self.structure_message(data)
+        except JsonRpcException:
+            method = data.get("method", "")
+            if self.get_message_type(method) or method in self.fm.features or method in self.fm.builtin_features:
+                return self._refuse(rid, JsonRpcInvalidParams, f"the params of {method!r} do not read", body)
+            return self._refuse(rid, JsonRpcMethodNotFound, f"unknown method {method!r}", body)
+        self._note_undecodable(message, body)
+        try:
+            self.handle_message(message)
+        except Exception:  # noqa: BLE001 - pygls answers requests whose handler fails; this is the rest
+            log.exception("a message could not be handled: %.60r", body.text)
+
+    def _refuse(self, rid, error: type[JsonRpcException], why: str, body: Body) -> None:
+        log.warning("skipped a message: %s: %.60r", why, body.text)
+        if rid is not None:
+            self._send_response(rid, None, error(why).to_response_error())
+
+    def _note_undecodable(self, message, body: Body) -> None:
+        """Documents opened or changed by a body with bytes that are not UTF-8 (see `undecodable`)."""
+        method = getattr(message, "method", None)
+        if method not in (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_CLOSE):
+            return
+        uri = message.params.text_document.uri
+        if body.bad is not None and method != types.TEXT_DOCUMENT_DID_CLOSE:
+            self.undecodable_bytes[uri] = body.bad[1]
+            log.warning("%s: the text holds bytes that are not UTF-8 (the first: 0x%02X at byte %d of the message); "
+                        "read as U+FFFD", uri, body.bad[1], body.bad[0])
+        elif method != types.TEXT_DOCUMENT_DID_CHANGE:  # a clean open, or a close, forgets it
+            self.undecodable_bytes.pop(uri, None)
+
+    def undecodable(self, doc) -> list[types.Diagnostic]:
+        """One MLS001 at the document's first U+FFFD, when its text came with bytes that are not UTF-8."""
+        if (byte := self.undecodable_bytes.get(doc.uri)) is None:
+            return []
+        line = 0
+        for s, a, b in doc.parts():
+            if (i := s.find("\ufffd", a, b)) == -1:
+                line += s.count("\n", a, b)
+                continue
+            nl = s.rfind("\n", a, i)
+            line += s.count("\n", a, i)
+            head = s[(nl + 1 if nl != -1 else a):i]  # when a piece starts mid-line the column is approximate
+            at = types.Position(line, len(head.encode("utf-16-le")) // 2)
+            return [types.Diagnostic(
+                types.Range(at, types.Position(at.line, at.character + 1)),
+                f"mlir-lsp: the client sent this text with bytes that are not UTF-8 (the first: 0x{byte:02X}); "
+                "they are read as U+FFFD, the first of them here", severity=types.DiagnosticSeverity.Error,
+                code="MLS001", source="mlir-lsp")]
+        return []
 
     def send_notification_json(self, method: str, params_json: str) -> None:
         """Send a notification whose params are already JSON text (see `MlirLspServer.publish`)."""
@@ -85,13 +170,41 @@ class TextStdinReader(StdinAsyncReader):
     document's resource section is lifted out of the body first (`held_resources.lift`)."""
 
     def readexactly(self, n: int):
-        def read() -> str:
+        def read() -> Body:
             body = lift(self.stdin.read(n))
             try:
-                return body.decode("utf-8")  # the fast path; surrogatepass only where needed
+                return Body(body.decode("utf-8"))  # the fast path; surrogatepass only where needed
             except UnicodeDecodeError:
-                return body.decode("utf-8", "surrogatepass")
+                pass
+            try:
+                return Body(body.decode("utf-8", "surrogatepass"))
+            except UnicodeDecodeError as e:  # not UTF-8 at all: read, and said (`MlirLspProtocol.undecodable`)
+                return Body(body.decode("utf-8", "replace"), (e.start, body[e.start]))
         return self.loop.run_in_executor(self.executor, read)
+
+
+async def serve(stop_event: threading.Event, reader: TextStdinReader, protocol: MlirLspProtocol) -> None:
+    """pygls's message loop (`pygls.io_.run_async`), with each body handed to `protocol.receive`:
+    headers are read up to an empty line after a Content-Length, other header lines ignored."""
+    length = 0
+    while not stop_event.is_set():
+        header = await reader.readline()
+        if not header:
+            break
+        if not length and (m := CONTENT_LENGTH.fullmatch(header)):
+            length = int(m.group(1))
+        elif length and not header.strip():
+            body = await reader.readexactly(length)
+            if not body.text:
+                break
+            length = 0
+            protocol.receive(body)
+
+
+def undecodable(ls, doc) -> list[types.Diagnostic]:
+    """The server's diagnostic source for texts sent with bytes that are not UTF-8."""
+    protocol = ls.protocol
+    return protocol.undecodable(doc) if isinstance(protocol, MlirLspProtocol) else []
 
 
 def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None) -> None:
@@ -99,8 +212,7 @@ def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None) -> N
     server.protocol.set_writer(LockedStdoutWriter(stdout or sys.stdout.buffer))
     reader = TextStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
     try:
-        asyncio.run(run_async(stop_event=stop_event, reader=reader, protocol=server.protocol,
-                              logger=log, error_handler=server.report_server_error))
+        asyncio.run(serve(stop_event, reader, server.protocol))
     except BrokenPipeError:
         log.error("the client's connection is gone; shutting down")
     except (KeyboardInterrupt, SystemExit):

@@ -1,0 +1,79 @@
+"""The native abort after some 10,000-25,000 in-process parses (docs/reliability.md, "The native
+abort"): the reduction (tests/native_abort_repro.py, only `iree.compiler.ir` calls) kept as slow
+tests, and the package's parse path (`fixes.verify.real_parse_error`: a worker child replaced
+every WORKER_PARSES parses, and once more when it dies) checked to give a fresh context's verdicts."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fuzzlib
+from mlir_lsp_asserts.fixes import verify
+
+REPRO = Path(__file__).resolve().parent / "native_abort_repro.py"
+
+
+def _fresh_verdict(text: str) -> str | None:
+    from iree.compiler import ir
+
+    try:
+        ir.Module.parse(text, ir.Context())
+    except ir.MLIRError as e:
+        return str(e)
+    return None
+
+
+def test_worker_parses_give_the_verdicts_of_fresh_contexts(monkeypatch):
+    monkeypatch.setattr(verify, "WORKER_PARSES", 60)  # workers replaced within the test
+    c = fuzzlib.RandomChooser(random.Random(3))
+    sources = fuzzlib.fix_sources()
+    texts = [fuzzlib.mutate_valid(c, sources) if i % 3 else fuzzlib.mutate(c, sources, rounds=1) for i in range(150)]
+    ours = [verify.real_parse_error(t) for t in texts]
+    fresh = [_fresh_verdict(t) for t in texts]
+    assert [o is None for o in ours] == [f is None for f in fresh]
+    assert 0 < sum(o is None for o in ours) < len(texts)  # both verdicts seen
+    # the same messages as a fresh context gives
+    assert [o for o, f in zip(ours, fresh, strict=True) if o is not None and o not in f] == []
+
+
+def test_a_parse_after_the_worker_died_is_answered():
+    good = fuzzlib.fix_sources()[0]
+    assert verify.real_parse_error(good) is None
+    pid = verify.worker_pid()
+    assert pid is not None and pid != os.getpid()  # the parse ran in a child
+    os.kill(pid, signal.SIGKILL)  # as the abort would end it
+    assert verify.real_parse_error(good) is None
+    assert verify.worker_pid() not in (None, pid)
+    assert "Dialect `nope' not found" in (verify.real_parse_error("nope.op") or "")
+
+
+def _run(variant: str, parses: int) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPRO), "--variant", variant, "--parses", str(parses)],
+                          capture_output=True, text=True, timeout=7200)
+
+
+IN_PROCESS = pytest.mark.xfail(strict=False, reason=(
+    "the bindings' heap breaks down after some 10,000-25,000 in-process parses of some text sequences "
+    "(malloc(): unaligned tcache chunk detected, SIGABRT; docs/reliability.md, \"The native abort\"); "
+    "these texts have not aborted so far, the soak's sequence does"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=IN_PROCESS) for v in ("fresh", "context")])
+def test_40000_in_process_parses_do_not_abort(variant):
+    p = _run(variant, 40_000)
+    assert p.returncode == 0, p.stderr[-500:]
+
+
+@pytest.mark.slow
+def test_40000_parses_on_the_package_path_do_not_abort():
+    p = _run("worker", 40_000)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert "done 40000 parses" in p.stdout
