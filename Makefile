@@ -88,9 +88,11 @@ bench: setup
 	$(if $(BENCH_ONLY),,$(BIN)/python bench/bench_dispatch.py)
 	$(BIN)/python bench/bench_server.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
-# Long reliability runs with figures (bench/soak.py --help): 1 M fuzz inputs (or as many as fit in
-# SOAK_SECONDS, with the rate), fixes on parsable mutations, compiler faults, killed --fix, a
-# minute of 100 edits/s on 10 documents with a 50 MB one. Sections: SOAK_ONLY=reader,fixes,...
+# Long reliability runs with figures (bench/soak.py --help): the reader fuzz, which resumes from
+# bench/out/reader-fuzz/ (its corpus, crashes and totals: one total across runs, up to 1 M inputs,
+# or as many as fit in SOAK_SECONDS), fixes on parsable mutations, compiler faults, killed --fix,
+# bad LSP frames between real requests (SOAK_FRAMES), a minute of 100 edits/s on 10 documents with
+# a 50 MB one. Sections: SOAK_ONLY=reader,fixes,frames,... (docs/reliability.md).
 soak: setup
 	$(BIN)/python bench/soak.py
 
