@@ -10,11 +10,12 @@ import re
 import subprocess
 
 import pytest
+
 from conftest import BIN
 from fixhelpers import real_parse_error
 from fuzzlib import check_fixes, parse_chunks
-
 from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.fixes.plan import apply_edits
 from mlir_lsp_asserts.syntax.parsed_text import split_chunks
 
@@ -98,11 +99,13 @@ def test_an_input_with_a_midline_marker_is_judged_like_split_input_file(tmp_path
 def test_fixes_across_midline_markers_are_accepted_by_split_input_file(tmp_path):
     assert split_input_file(SPLIT_ASSERTS, tmp_path).returncode == 0
     result = check_text(SPLIT_ASSERTS)
-    fixes = [fix for f in result.findings if f.code.startswith("MLA") for fix in f.fixes]
-    assert {f.message.split('"')[1] for f in result.findings if f.code.startswith("MLA")} == {"a", "b", "c"}
-    assert {fix.mode for fix in fixes} >= {"strip"}
-    for fix in fixes:
-        after = apply_edits(SPLIT_ASSERTS, list(fix.edits))
+    findings = [f for f in result.findings if f.code.startswith("MLA")]
+    assert sorted(f.message.rsplit('"', 2)[1] for f in findings) == ["a", "b", "c"]
+    fixed = {fix.title: apply_edits(SPLIT_ASSERTS, list(fix.edits)) for f in findings for fix in f.fixes}
+    for mode in ("strip", "assume"):
+        fixed[f"fix all ({mode})"] = fix_text(result, mode, unsafe=True).text
+    assert len(fixed) == 5
+    for title, after in fixed.items():
         p = split_input_file(after, tmp_path)
-        assert p.returncode == 0, (fix.title, after, p.stderr)
-    assert check_fixes(SPLIT_ASSERTS)["fixes"] == len(fixes)
+        assert p.returncode == 0, (title, after, p.stderr)
+    assert check_fixes(SPLIT_ASSERTS) == {"parsed": 1, "fixes": len(fixed)}
