@@ -210,18 +210,37 @@ def parse(text: str, lazy: bool = True) -> ParsedText:
     return ParsedText(text, chunks)
 
 
+# `--split-input-file`'s rule (mlir/lib/Support/ToolUtilities.cpp, splitAndProcessBuffer): the
+# text is cut at every `// ---` (the marker less its last two characters) anywhere, even mid-line
+# or in a string; a cut counts when the text after it starts with `--` and a third character
+# that is not `0` (sic: upstream checks '0', not '-'), else it is a near miss and stays in the
+# chunk. A chunk ends where its marker starts; the next one starts right after the marker, so
+# text after a marker on its line belongs to the next chunk. While the chunk so far is empty (the
+# text starts with a marker) the next piece joins it unchecked, its `--` included.
+SPLIT_MARKER = "// -----"
+_CUT = SPLIT_MARKER[:-2]
+_TAIL = SPLIT_MARKER[-2:]
+
+
 def split_chunks(text: str) -> list[tuple[int, int]]:
-    """`// -----` split points, like mlir-lsp-server and lit: [(start, end), ...]."""
+    """The `// -----` chunks `iree-opt --split-input-file` makes of `text`: [(start, end), ...];
+    one chunk of the whole text where the tool makes none (the text is empty or only cuts)."""
     bounds = []
-    pos = 0
-    marker = "// -----"
-    at = text.find(marker)
-    while at != -1:  # str.find, then a check that the marker starts its line
-        if at == 0 or text[at - 1] == "\n":
-            end = text.find("\n", at)
-            end = len(text) if end == -1 else end
-            bounds.append((pos, at))
-            pos = end
-        at = text.find(marker, at + 1)
-    bounds.append((pos, len(text)))
-    return bounds
+    start = end = 0  # the chunk so far: text[start:end]
+    at = text.find(_CUT)
+    pieces = [0]  # where each piece between cuts starts
+    while at != -1:
+        pieces.append(at + len(_CUT))
+        at = text.find(_CUT, at + len(_CUT))
+    for i, p in enumerate(pieces):
+        stop = pieces[i + 1] - len(_CUT) if i + 1 < len(pieces) else len(text)
+        if start == end:
+            start, end = p, stop
+        elif text.startswith(_TAIL, p) and stop > p + 2 and text[p + 2] != "0":
+            bounds.append((start, end))
+            start, end = p + 2, stop
+        else:
+            end = stop
+    if start != end:
+        bounds.append((start, end))
+    return bounds or [(0, len(text))]
