@@ -113,6 +113,9 @@ class Op:
     # For each lazy region, the `{...}` pairs directly inside it (statements.ChildPairs), recorded
     # by the brace scan that skipped it.
     lazy_children: list | tuple = ()
+    # Where each child op sits ({id(op): (region, block, index)}), made by `scope.containing` on first
+    # use: it lives and dies with its tree (a module-level table kept old texts' trees alive).
+    places: dict | None = field(default=None, repr=False)
 
     @property
     def full_name(self) -> str:

@@ -32,21 +32,17 @@ class Definition:
     region: Region | None  # region in which the definition sits (None: top level)
 
 
-_PLACES: dict[int, tuple[Op, dict[int, tuple[Region, Block, int]]]] = {}
-
-
 def containing(op: Op) -> tuple[Region, Block, int] | None:
-    """(region, block, index) of `op` in its parent; one pass per parent, then O(1)."""
+    """(region, block, index) of `op` in its parent; one pass per parent, then O(1). The table is
+    kept on the parent (`Op.places`), so it goes with its tree."""
     parent = op.parent
     if parent is None:
         return None
-    entry = _PLACES.get(id(parent))
-    if entry is None or entry[0] is not parent or id(op) not in entry[1]:
-        if len(_PLACES) > 4096:
-            _PLACES.clear()
-        places = {id(o): (r, b, i) for r in parent.regions for b in r.blocks for i, o in enumerate(b.ops)}
-        entry = _PLACES[id(parent)] = (parent, places)
-    return entry[1].get(id(op))
+    places = parent.places
+    if places is None or id(op) not in places:
+        places = parent.places = {id(o): (r, b, i) for r in parent.regions for b in r.blocks
+                                  for i, o in enumerate(b.ops)}
+    return places.get(id(op))
 
 
 def base_name(use: str) -> str:
