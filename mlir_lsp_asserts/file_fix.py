@@ -13,11 +13,9 @@ import os
 
 from .files import file_stamp, write_atomic
 from .fixes import fix_text
-from .fixes.verify import real_parse_error, real_parse_errors_in_child
+from .fixes.verify import judge_fix
 from .source import BOM, SourceError
 
-# Above this the real parser runs in a child: its memory (10x the text) is never ours.
-CHILD_VERIFY_CHARS = 8 * 1024 * 1024
 UNREADABLE_NOTE = ("the real parser (IREE {ver}) cannot read this file ({err}); fixed on the structural "
                    "reader's guarantee that only the asserts and their dead condition ops were touched")
 
@@ -39,15 +37,11 @@ def unified_diff(path: str, old: str, new: str) -> str:
 def _verify(out, text: str, fixed: str, in_child: bool) -> bool:
     """The real parser's word on the fix: False (and out.error) when the original parses and the
     fixed text does not; a note when the original itself cannot be read."""
-    if in_child:
-        try:
-            before, after = real_parse_errors_in_child([text, fixed])
-        except SourceError as e:
-            out.error = f"{e}; file left unchanged"
-            return False
-    else:
-        before = real_parse_error(text)
-        after = real_parse_error(fixed) if before is None else None
+    try:
+        before, after = judge_fix(text, fixed, in_child=in_child)
+    except SourceError as e:  # the child failed
+        out.error = f"{e}; file left unchanged"
+        return False
     if before is None and after is not None:
         out.error = f"the fixed text does not parse ({after}); file left unchanged"
         return False
@@ -68,7 +62,7 @@ def fix_file_outcome(out, result, settings, opts, source, stamp, raw: bytes | No
         if out.path == "-" and opts.fix and not opts.diff:
             out.stdout_text = _with_tail(text, raw, tail)  # a filter prints its input even when nothing changes
         return
-    in_child = tail is not None or len(text) > CHILD_VERIFY_CHARS
+    in_child = tail is not None  # a text above verify.CHILD_VERIFY_CHARS is judged in a child anyway
     if opts.verify_with_parser and not _verify(out, text, fo.text, in_child=in_child):
         return
     out.changed = True

@@ -54,6 +54,20 @@ def test_a_parse_after_the_worker_died_is_answered():
     assert "Dialect `nope' not found" in (verify.real_parse_error("nope.op") or "")
 
 
+def test_a_parse_that_hangs_ends_its_worker_and_says_so(monkeypatch):
+    """A worker that stops answering (here: stopped with SIGSTOP) is killed after CHILD_TIMEOUT, the
+    parse answers that it did not finish (not tried again), and the next parse has a new worker."""
+    good = fuzzlib.fix_sources()[0]
+    assert verify.real_parse_error(good) is None
+    pid = verify.worker_pid()
+    assert pid is not None
+    monkeypatch.setattr(verify, "CHILD_TIMEOUT", 1.0)
+    os.kill(pid, signal.SIGSTOP)
+    assert verify.real_parse_error(good) == "the real parser did not finish in 1 s"
+    assert verify.real_parse_error(good) is None
+    assert verify.worker_pid() not in (None, pid)
+
+
 def _run(variant: str, parses: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(REPRO), "--variant", variant, "--parses", str(parses)],
                           capture_output=True, text=True, timeout=7200)

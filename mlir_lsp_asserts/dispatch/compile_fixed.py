@@ -29,8 +29,6 @@ from .compiler import Compiler, CompilerError, Run, first_error, parse_diagnosti
 from .count import Counts, DispatchCounter
 
 HOST_ASSERT = "MLA003"
-# Above this the real parser judges the fixed text in a child process (its memory is never ours).
-CHILD_VERIFY_CHARS = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -119,13 +117,9 @@ def apply_fixes(lowered: str, mode: str) -> AppliedFixes:
 
 
 def _judged(text: str, fixed: str) -> list[str]:
-    from ..fixes.verify import real_parse_error, real_parse_errors_in_child
+    from ..fixes.verify import judge_fix
 
-    if len(text) > CHILD_VERIFY_CHARS:
-        before, after = real_parse_errors_in_child([text, fixed])
-    else:
-        before = real_parse_error(text)
-        after = real_parse_error(fixed) if before is None else None
+    before, after = judge_fix(text, fixed)
     if before is None and after is not None:
         raise FixError(f"the fixed text does not parse ({after}); nothing changed")
     if before is not None:

@@ -16,6 +16,9 @@ import sys
 import threading
 
 CHILD_TIMEOUT = 600
+# Above this a fix is judged in a child of its own (`judge_fix`): the parser's memory (~10x the
+# text) is never ours nor the worker's.
+CHILD_VERIFY_CHARS = 8 * 1024 * 1024
 # A worker parses this many texts, then a new one takes over (far below the ~10,000 parses after
 # which the abort was seen).
 WORKER_PARSES = 1000
@@ -53,6 +56,10 @@ def parse_error_here(text: str) -> str | None:
     return None
 
 
+class ParseTimeout(ChildProcessError):
+    """A parse that did not finish in CHILD_TIMEOUT: its worker was killed, and it is not tried again."""
+
+
 class _Worker:
     """A child answering parses, one at a time: a length line and the UTF-8 text in, one JSON line out."""
 
@@ -65,14 +72,28 @@ class _Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         data = text.encode("utf-8", "surrogatepass")
         self.used += 1
+        # the bound the child per batch has (CHILD_TIMEOUT): a parse that hangs ends its worker
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            self.proc.kill()
+
+        timer = threading.Timer(CHILD_TIMEOUT, expire)
+        timer.start()
         try:
             self.proc.stdin.write(b"%d\n" % len(data) + data)
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
         except OSError:
             line = b""
+        finally:
+            timer.cancel()
         if not line:
-            raise ChildProcessError(f"the real parser's worker died (exit {self.proc.wait()})")
+            code = self.proc.wait()
+            if expired.is_set():
+                raise ParseTimeout(f"the real parser did not finish in {CHILD_TIMEOUT:.0f} s")
+            raise ChildProcessError(f"the real parser's worker died (exit {code})")
         return json.loads(line)
 
     def close(self) -> None:
@@ -118,7 +139,7 @@ def real_parse_error(text: str) -> str | None:
                 return _worker.ask(text)
             except ChildProcessError as e:
                 _worker = None
-                if attempt == 2:
+                if attempt == 2 or isinstance(e, ParseTimeout):
                     return str(e)
     return None  # not reached
 
@@ -130,6 +151,18 @@ def _serve() -> None:
         text = stdin.read(int(line)).decode("utf-8", "surrogatepass")
         stdout.write(json.dumps(parse_error_here(text)).encode() + b"\n")
         stdout.flush()
+
+
+def judge_fix(text: str, fixed: str, *, in_child: bool = False) -> tuple[str | None, str | None]:
+    """The real parser's word on a fix: (the original's error, the fixed text's error), each None
+    when it parses; the fixed text's counts only when the original parses. In a child of its own
+    when `in_child` or the text is above CHILD_VERIFY_CHARS (SourceError when that child fails),
+    else in the worker."""
+    if in_child or len(text) > CHILD_VERIFY_CHARS:
+        before, after = real_parse_errors_in_child([text, fixed])
+        return before, after
+    before = real_parse_error(text)
+    return before, (real_parse_error(fixed) if before is None else None)
 
 
 def real_parse_errors_in_child(texts: list[str], timeout: float = CHILD_TIMEOUT) -> list[str | None]:

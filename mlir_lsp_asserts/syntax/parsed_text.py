@@ -216,7 +216,8 @@ def parse(text: str, lazy: bool = True) -> ParsedText:
 # that is not `0` (sic: upstream checks '0', not '-'), else it is a near miss and stays in the
 # chunk. A chunk ends where its marker starts; the next one starts right after the marker, so
 # text after a marker on its line belongs to the next chunk. While the chunk so far is empty (the
-# text starts with a marker) the next piece joins it unchecked, its `--` included.
+# text starts with a marker) the tool joins the next piece to it unchecked, its `--` included;
+# `split_chunks` drops that marker instead (the one difference, on purpose: see there).
 SPLIT_MARKER = "// -----"
 _CUT = SPLIT_MARKER[:-2]
 _TAIL = SPLIT_MARKER[-2:]
