@@ -40,6 +40,7 @@ def test_the_protocol_fields_our_shutdown_and_writer_use():
     assert hasattr(protocol, "msg_id") and hasattr(protocol, "writer") and callable(protocol.set_writer)
     assert isinstance(protocol.CONTENT_TYPE, str) and isinstance(protocol.CHARSET, str)
     assert isinstance(protocol.fm.features, dict)
+    assert isinstance(server.work_done_progress.tokens, dict)  # server/progress.py forgets its tokens there
 
 
 def test_each_method_we_override_is_pyglss_handler_of_the_same_lsp_method():

@@ -41,3 +41,28 @@ async def test_watch_turned_off_and_on_again_watches_again(tmp_path):
         assert len(await rescanned) == 4  # scanned again
         f.write_text(REPRO.read_text() + HOST_ASSERT)  # and watched: a write is checked
         assert sorted(str(d.code) for d in await next_publish(lsp, uri)) == ["MLA001"] * 4 + ["MLA003"]
+
+
+def scan_begins(lsp) -> int:
+    """How many workspace scans the client was shown as `$/progress` (their begin reports)."""
+    return sum(1 for values in lsp.progress_reports.values() for v in values
+               if isinstance(v, types.WorkDoneProgressBegin) and v.title.startswith("mlir-lsp: checking"))
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_every_scan_shows_its_progress(tmp_path):
+    """A second scan (watch turned off and on) shows its progress too: its token was a constant
+    per process, which pygls kept registered after the first scan's end and refused to create again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    f = ws / "f.mlir"
+    f.write_text(REPRO.read_text())
+    uri = f.as_uri()
+    async with lsp_server(tmp_path, folders=[ws], client="neovim") as lsp:
+        while not lsp.diagnostics.get(uri):
+            await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 90)
+        lsp.workspace_did_change_configuration(watch(False))
+        rescanned = asyncio.ensure_future(next_publish(lsp, uri))
+        lsp.workspace_did_change_configuration(watch(True))
+        await rescanned  # the scan's begin is sent before its first publish, from the same thread
+        assert scan_begins(lsp) == 2, lsp.progress_reports

@@ -1,5 +1,7 @@
 """Server-initiated `$/progress` for background work (a compile, a workspace scan): created
-only if the client supports it, and given up quietly if the client refuses."""
+only if the client supports it, and given up quietly if the client refuses. Each token is
+forgotten at its end: pygls keeps every token it created (a Future each) and refuses to create
+one it still holds."""
 
 from __future__ import annotations
 
@@ -38,3 +40,4 @@ class Progress:
                 self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
             except Exception:  # noqa: BLE001
                 pass
+            self.ls.work_done_progress.tokens.pop(self.token, None)
