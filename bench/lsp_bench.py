@@ -104,6 +104,42 @@ class Client:
             self.proc.wait()
 
 
+# A Python process that reads LSP frames from stdin as a server must (header lines, then the body
+# in one read) and answers each with a notification: the floor under any Python server's open.
+FLOOR_READER = """
+import sys
+i, o = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    n, line = 0, b"-"
+    while line not in (b"\\r\\n", b""):
+        line = i.readline()
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    if not line:
+        break
+    body = i.read(n)
+    reply = b'{"jsonrpc": "2.0", "method": "read", "params": {"bytes": %d}}' % len(body)
+    o.write(b"Content-Length: %d\\r\\n\\r\\n" % len(reply) + reply)
+    o.flush()
+"""
+
+
+def pipe_floor(msg: bytes) -> float:
+    """Seconds from writing `msg` as one frame into a pipe to a Python reader (FLOOR_READER) to
+    its answer: what moving the bytes costs, measured beside the server's open."""
+    c = Client([sys.executable, "-c", FLOOR_READER])
+    try:
+        mark = c.mark()
+        t0 = c.send_bytes(msg)
+        t1, m = c.wait(lambda m: m.get("method") == "read", timeout=600, start=mark)
+        if m["params"]["bytes"] != len(msg):
+            raise RuntimeError(f"the floor's reader got {m['params']['bytes']} of {len(msg)} bytes")
+        return t1 - t0
+    finally:
+        c.proc.stdin.close()
+        c.proc.wait(timeout=30)
+
+
 def children(pid: int) -> list[int]:
     out = []
     for stat in Path("/proc").glob("[0-9]*/stat"):

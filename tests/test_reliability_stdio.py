@@ -7,18 +7,21 @@ is a plain reader of Content-Length frames, so a torn frame fails the test inste
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from reliability_lsp import ENCODER
 
 ANSWERS = 20
+F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 
 def frame(message: dict) -> bytes:
@@ -84,6 +87,33 @@ def test_twenty_large_answers_written_at_once_arrive_whole(tmp_path):
         send.write(frame({"jsonrpc": "2.0", "method": "exit"}))
         send.flush()
         assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def test_a_pipe_on_stdin_gets_a_wider_buffer_for_large_opens(tmp_path):
+    """A 490 MB didOpen through a 64 KB pipe is ~7,500 reads, each waiting for the interpreter;
+    the server widens its stdin pipe to 1 MiB (as far as the system allows) before it reads."""
+    limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path))
+    server = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--stdio"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert server.stdin is not None and server.stdout is not None
+    frames: queue.Queue = queue.Queue()
+    threading.Thread(target=read_frames, args=(server.stdout, frames), daemon=True).start()
+    try:
+        server.stdin.write(frame({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "processId": None, "rootUri": None, "capabilities": {}}}))
+        server.stdin.flush()
+        kind, (_size, msg) = frames.get(timeout=60)
+        assert kind == "message" and msg.get("id") == 0, msg
+        assert fcntl.fcntl(server.stdin.fileno(), F_GETPIPE_SZ) == min(1 << 20, limit)
+        server.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}))
+        server.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.flush()
+        assert server.wait(timeout=30) == 0
     finally:
         if server.poll() is None:
             server.kill()

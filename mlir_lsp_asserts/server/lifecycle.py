@@ -65,7 +65,7 @@ def initialize(ls, params: types.InitializeParams):
 
 
 async def initialized(ls, params: types.InitializedParams):
-    threading.Thread(target=_warm_up, name="mlir-lsp-warm-up", daemon=True).start()
+    threading.Thread(target=_warm_up, args=(ls,), name="mlir-lsp-warm-up", daemon=True).start()
     await pull_configuration(ls)
     workspace_feature.start(ls)
 
@@ -91,9 +91,20 @@ WARM_UP_TEXT = """func.func @f(%t: tensor<4xi64>, %w: tensor<77xf16>) -> tensor<
 """
 
 
-def _warm_up() -> None:
+# The client is quiet this long (no message read or being read) before the warm-up starts.
+WARM_UP_AFTER_QUIET_SECONDS = 0.5
+
+
+def _warm_up(ls) -> None:
     """Check and fix a small gather once, in the background, so that the first real code action
-    does not pay for building the op grammar's parser and compiling the fixes' patterns."""
+    does not pay for building the op grammar's parser and compiling the fixes' patterns. It waits
+    for the client to be quiet: editors send their first didOpen right after `initialized`, and
+    a warm-up holding the interpreter slows the reading of a large one (each read of the pipe
+    waits for the interpreter)."""
+    quiet = getattr(ls.protocol, "quiet", None)
+    stop = getattr(ls, "_stop_event", None) or threading.Event()  # pygls's; set by start_io (stdio)
+    if quiet is not None and not quiet.wait(WARM_UP_AFTER_QUIET_SECONDS, stop):
+        return
     try:
         from ..check import check_text
 

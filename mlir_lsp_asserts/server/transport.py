@@ -10,12 +10,16 @@ them with a readable id gets a JSON-RPC error."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import inspect
 import json
 import logging
+import os
 import re
+import stat
 import sys
 import threading
+import time
 from typing import NamedTuple
 
 from lsprotocol import types
@@ -28,6 +32,32 @@ from .held_resources import lift
 
 log = logging.getLogger(__name__)
 CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+# A pipe on stdin gets this much kernel buffer (Linux allows up to /proc/sys/fs/pipe-max-size,
+# 1 MiB by default, without privileges) instead of 64 KiB: see `widen_pipe`.
+PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+
+class Quiet:
+    """When the client last sent a message, and whether one is being read now: work of the server's
+    own that can wait (the warm-up) waits until the client has been quiet a while, so that it does
+    not take the interpreter from the reading of an editor's first, possibly 490 MB, didOpen."""
+
+    def __init__(self):
+        self.since = time.monotonic()
+        self.reading = False
+
+    def heard(self) -> None:
+        self.reading, self.since = False, time.monotonic()
+
+    def wait(self, seconds: float, stop: threading.Event) -> bool:
+        """Wait until no message is being read and none came for `seconds`; False if `stop` came."""
+        while not stop.is_set():
+            left = self.since + seconds - time.monotonic()
+            if not self.reading and left <= 0:
+                return True
+            stop.wait(0.05 if self.reading else left)
+        return False
 
 
 class Body(NamedTuple):
@@ -44,6 +74,7 @@ class MlirLspProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         # uri -> the first byte that was not UTF-8, of documents whose text the client sent so
         self.undecodable_bytes: dict[str, int] = {}
+        self.quiet = Quiet()
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params):
@@ -163,11 +194,29 @@ class LockedStdoutWriter(StdoutWriter):
             super().write(data)
 
 
+def widen_pipe(stream) -> None:
+    """Give a pipe on `stream` PIPE_BYTES of kernel buffer when the system allows it: a 490 MB
+    didOpen is then read in ~470 reads instead of ~7,500, and each read that returns must take
+    the interpreter back from any other thread of the server before the next one starts."""
+    try:
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+    except (OSError, ValueError, AttributeError):  # not a pipe, not Linux, or above the system's limit
+        pass
+
+
 class TextStdinReader(StdinAsyncReader):
     """Gives pygls each message body as text, decoded in the reading thread with the bytes let go
     at once: `json.loads` of bytes decodes to a temporary string of its own, so a 50 MB didOpen
-    would otherwise be held three times (bytes, that string, the parsed text) at its peak. A
-    document's resource section is lifted out of the body first (`held_resources.lift`)."""
+    would otherwise be held three times (bytes, that string, the parsed text) at its peak. A body
+    is read into one buffer (a buffered reader's `read(n)` reads the pipe straight into the bytes
+    it returns, no chunks appended), and a document's resource section is lifted out of it first
+    (`held_resources.lift`): no copy of the section is made."""
+
+    def __init__(self, stdin, executor):
+        super().__init__(stdin, executor)
+        widen_pipe(stdin)
 
     def readexactly(self, n: int):
         def read() -> Body:
@@ -193,12 +242,14 @@ async def serve(stop_event: threading.Event, reader: TextStdinReader, protocol: 
             break
         if not length and (m := CONTENT_LENGTH.fullmatch(header)):
             length = int(m.group(1))
+            protocol.quiet.reading = True
         elif length and not header.strip():
             body = await reader.readexactly(length)
             if not body.text:
                 break
             length = 0
             protocol.receive(body)
+            protocol.quiet.heard()
 
 
 def undecodable(ls, doc) -> list[types.Diagnostic]:
