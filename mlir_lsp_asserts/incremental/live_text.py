@@ -36,6 +36,11 @@ is in document coordinates: no caller sees a piece. The package, one idea a modu
     building.py      a whole text cut into pieces; one piece checked alone
     editing.py       a content change spliced into the pieces it touches
     big_function.py  lookups and fixes across the pieces of one big function
+    located.py       answers in document coordinates
+
+The parts below this facade take values (the pieces, the settings, ...) and return values; only
+the facade changes its own state (an edit: `editing.Splicer` says which pieces to replace, or
+that the whole text is read again, and `apply_change` does it).
 """
 
 from __future__ import annotations
@@ -49,11 +54,11 @@ from collections.abc import Callable, Iterator
 from ..check import CheckResult
 from ..config import Settings
 from ..findings import Finding, TextEdit
-from ..fixes import attach_fixes
-from .big_function import BigFunctions
+from ..fixes import fix_text
+from .big_function import unit_bounds, unit_fixes, with_fixes
 from .building import PieceMaker
-from .editing import Editor
-from .located import Elsewhere, FindingGroup, Place, Range, Symbol
+from .editing import Reread, Splicer
+from .located import FindingGroup, Place, Range, Symbol, piece_range
 from .pieces import Outline, Piece, Pos, outline_of, segment
 
 PIECES_MIN_CHARS = 128 * 1024  # clip_l's 400 KB of IR checked whole: 47 ms an edit; in pieces 2.7 ms
@@ -74,11 +79,9 @@ class LiveText:
         self._parsed_cache: OrderedDict[int, tuple[Piece, CheckResult]] = OrderedDict()
         self.rebuilds = 0  # whole re-reads so far (figures for tests and benchmarks)
         self.maker = PieceMaker(self.settings)
-        self.big = BigFunctions(self)
-        self.editor = Editor(self)
         self.rebuild(text)
 
-    # -- building (editing.py calls these too) --------------------------------------------------
+    # -- building and editing -----------------------------------------------------------------
     def rebuild(self, text: str, exact: bool = False) -> None:
         """Read the whole text into pieces (see `PieceMaker.pieces_of` for `exact`)."""
         self.rebuilds += 1
@@ -90,13 +93,26 @@ class LiveText:
     def relines(self) -> None:
         self._line0 = [0, *itertools.accumulate(p.newlines for p in self.pieces)][:-1]
 
-    def text_changed(self) -> None:
-        self._text = None
-
     def apply_change(self, rng: tuple[Pos, Pos] | None, new_text: str, version: int | None = None) -> list[int]:
         """Apply one LSP content change (`rng` None: the whole text); returns the indices of the
         pieces checked again. Positions past the end are clamped, like editors do."""
-        return self.editor.apply_change(rng, new_text, version)
+        if version is not None:
+            self.version = version
+        if rng is None:
+            self.rebuild(new_text)
+            return list(range(len(self.pieces)))
+        start, end = rng if rng[0] <= rng[1] else (rng[1], rng[0])
+        edit = Splicer(self.pieces, self.exact, self.maker, self.min_piece_chars).splice(
+            self.locate(*start), self.locate(*end), new_text)
+        self._text = None
+        if isinstance(edit, Reread):
+            self.rebuild(edit.text, exact=self.exact)
+            return list(range(len(self.pieces)))
+        old_lines = [p.newlines for p in self.pieces[edit.start:edit.stop]]
+        self.pieces[edit.start:edit.stop] = edit.pieces
+        if [p.newlines for p in edit.pieces] != old_lines:  # a count changed, or a boundary moved
+            self.relines()
+        return list(range(edit.start, edit.start + len(edit.pieces)))
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -138,29 +154,28 @@ class LiveText:
 
     def with_fixes(self, i: int) -> CheckResult | None:
         """The piece's check with its fixes attached (built on first request, then kept)."""
-        p = self.pieces[i]
-        if p.result is None:
-            return None
-        if not p.fixes_ready:
-            if p.kind == "body":
-                self.big.attach_body_fixes(i)
-            else:
-                attach_fixes(p.result, self.settings)
-            p.fixes_ready = True
-        return p.result
+        return with_fixes(self.pieces, i, self.settings)
 
     def fix_all(self, mode: str, unsafe: bool) -> list[tuple[int, TextEdit]]:
-        """Every fix of `mode` in the document at once: (piece index, piece-relative edit)."""
-        return self.big.fix_all(mode, unsafe)
-
-    def unit_bounds(self, i: int) -> tuple[int, int] | None:
-        return self.big.unit_bounds(i)
-
-    def value_definition_elsewhere(self, i: int, name: str) -> tuple[int, int] | None:
-        return self.big.value_definition_elsewhere(i, name)
-
-    def value_uses_elsewhere(self, i: int, name: str) -> list[tuple[int, int]]:
-        return self.big.value_uses_elsewhere(i, name)
+        """Every fix of `mode` in the document at once: (piece index, piece-relative edit). A big
+        function's asserts are fixed together on the whole text, as `mlir-lsp --check --fix` does."""
+        out: list[tuple[int, TextEdit]] = []
+        starts = None
+        done: set[int] = set()
+        for i, p in enumerate(self.pieces):
+            if p.result is None or not p.result.findings:
+                continue
+            if p.kind != "body":
+                out.extend((i, e) for e in fix_text(p.result, mode, unsafe=unsafe).edits)
+                continue
+            bounds = unit_bounds(self.pieces, i)
+            assert bounds is not None, "a body piece is part of a big function"
+            if bounds[0] in done:
+                continue
+            done.add(bounds[0])
+            starts = starts or [0, *itertools.accumulate(q.size for q in self.pieces)]
+            out.extend(unit_fixes(self.pieces, self.text, starts, *bounds, mode, unsafe))
+        return out
 
     def findings(self):
         """(piece index, first line of the piece, finding) for every finding, in order."""
@@ -188,7 +203,7 @@ class LiveText:
         start = p.lines.position(o.start)
         start = (start[0] + self._line0[i], start[1])
         if p.kind == "header":
-            bounds = self.unit_bounds(i)
+            bounds = unit_bounds(self.pieces, i)
             assert bounds is not None, "a header piece is part of a big function"
             c = bounds[1]
             closer = self.pieces[c]
@@ -208,19 +223,10 @@ class LiveText:
     def in_pieces(self) -> bool:
         return len(self.pieces) > 1
 
-    def first_line_of(self, i: int) -> int:
-        return self._line0[i]
-
-    def piece_kind(self, i: int) -> str:
-        return self.pieces[i].kind
-
-    def checked_with_fixes(self, i: int) -> CheckResult | None:
-        return self.with_fixes(i)
-
     def place(self, line: int, character: int) -> Place:
         """A position, resolved for navigation (clamped into the document)."""
         i, off = self.locate(line, character)
-        return Place(self, i, off, self.result_of(i))
+        return Place(self.pieces, self._line0, self.settings, i, off, self.result_of(i))
 
     def _group(self, i: int, with_fixes: bool) -> FindingGroup | None:
         p = self.pieces[i]
@@ -268,22 +274,7 @@ class LiveText:
         return out
 
     def _range(self, i: int, start: int, end: int) -> Range:
-        lines, line0 = self.pieces[i].lines, self._line0[i]
-        s, e = lines.position(start), lines.position(end)
-        return (s[0] + line0, s[1]), (e[0] + line0, e[1])
-
-    def definition_elsewhere(self, i: int, name: str) -> Elsewhere | None:
-        where = self.value_definition_elsewhere(i, name)
-        if where is None:
-            return None
-        j, at = where
-        text = self.pieces[j].text
-        nl = text.find("\n", at)
-        line_text = text[text.rfind("\n", 0, at) + 1:len(text) if nl == -1 else nl][:300]
-        return Elsewhere(self._range(j, at, at + 1 + len(name)), line_text)
-
-    def uses_elsewhere(self, i: int, name: str) -> list[Range]:
-        return [self._range(j, at, at + 1 + len(name)) for j, at in self.value_uses_elsewhere(i, name)]
+        return piece_range(self.pieces[i], self._line0[i], start, end)
 
     def symbols(self) -> list[Symbol]:
         """The document's top-level ops, in order."""

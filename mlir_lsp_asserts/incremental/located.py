@@ -4,17 +4,19 @@ Findings are checked piece by piece, so their offsets and spans are relative to 
 a `FindingGroup` carries them with what turns them into document positions, the way MLIR's
 `MLIRTextFile` adjusts a chunk's locations, and callers never see a piece. A `Place` is a
 position resolved for navigation: the check around it, and the lookups a big function needs
-across its pieces.
+across its pieces (big_function.py), given the document's pieces and their first lines.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..check import CheckResult
+from ..config import Settings
 from ..findings import Finding, Span, TextEdit
 from ..syntax.lines import LineIndex
+from .big_function import value_definition_elsewhere, value_uses_elsewhere, with_fixes
+from .pieces import Piece
 
 Pos = tuple[int, int]
 Range = tuple[Pos, Pos]
@@ -63,29 +65,44 @@ class Elsewhere:
     line_text: str  # the first line of the defining statement
 
 
-class PieceLookups(Protocol):
-    """What a `Place` asks of the text that made it (live_text.LiveText), about its piece."""
+def piece_range(p: Piece, first_line: int, start: int, end: int) -> Range:
+    """The document range of offsets start..end of piece `p`, whose first line is `first_line`."""
+    lines = p.lines
+    s, e = lines.position(start), lines.position(end)
+    return (s[0] + first_line, s[1]), (e[0] + first_line, e[1])
 
-    def first_line_of(self, i: int) -> int: ...
 
-    def piece_kind(self, i: int) -> str: ...
+def definition_elsewhere(pieces: list[Piece], line0: list[int], i: int, name: str) -> Elsewhere | None:
+    """Where `%name`, used in body piece i of a big function, is defined in another of its pieces
+    (`line0`: each piece's first line)."""
+    where = value_definition_elsewhere(pieces, i, name)
+    if where is None:
+        return None
+    j, at = where
+    text = pieces[j].text
+    nl = text.find("\n", at)
+    line_text = text[text.rfind("\n", 0, at) + 1:len(text) if nl == -1 else nl][:300]
+    return Elsewhere(piece_range(pieces[j], line0[j], at, at + 1 + len(name)), line_text)
 
-    def checked_with_fixes(self, i: int) -> CheckResult | None: ...
 
-    def definition_elsewhere(self, i: int, name: str) -> Elsewhere | None: ...
-
-    def uses_elsewhere(self, i: int, name: str) -> list[Range]: ...
+def uses_elsewhere(pieces: list[Piece], line0: list[int], i: int, name: str) -> list[Range]:
+    """Every `%name` of the big function of piece i outside that piece."""
+    return [piece_range(pieces[j], line0[j], at, at + 1 + len(name))
+            for j, at in value_uses_elsewhere(pieces, i, name)]
 
 
 class Place(FindingGroup):
-    """A document position resolved to the text checked around it (`result`), at its offset `at`."""
+    """A document position resolved to the text checked around it (`result`), at its offset `at`
+    in piece `key`. Its lookups read the document's pieces and their first lines (`line0`), as
+    `LiveText.place` passed them: ask them before the document is edited again."""
 
-    __slots__ = ("at", "_live", "_piece")
+    __slots__ = ("at", "_pieces", "_line0", "_settings")
 
-    def __init__(self, live: PieceLookups, piece: int, offset: int, result: CheckResult):
-        super().__init__(piece, result, live.first_line_of(piece), result.parsed.lines)
+    def __init__(self, pieces: list[Piece], line0: list[int], settings: Settings, piece: int, offset: int,
+                 result: CheckResult):
+        super().__init__(piece, result, line0[piece], result.parsed.lines)
         self.at = offset
-        self._live, self._piece = live, piece
+        self._pieces, self._line0, self._settings = pieces, line0, settings
 
     @property
     def text(self) -> str:
@@ -94,21 +111,21 @@ class Place(FindingGroup):
     @property
     def in_big_function(self) -> bool:
         """Is the place inside the body of a big function (kept in several pieces)?"""
-        return self._live.piece_kind(self._piece) == "body"
+        return self._pieces[self.key].kind == "body"
 
     def with_fixes(self) -> CheckResult | None:
         """The check with its fixes (None where nothing was found)."""
-        return self._live.checked_with_fixes(self._piece)
+        return with_fixes(self._pieces, self.key, self._settings)
 
     def definition_elsewhere(self, name: str) -> Elsewhere | None:
         """Where `%name`, used here in a big function's body but not defined here, is defined."""
         if not self.in_big_function:
             return None
-        return self._live.definition_elsewhere(self._piece, name)
+        return definition_elsewhere(self._pieces, self._line0, self.key, name)
 
     def uses_elsewhere(self, name: str) -> list[Range]:
         """Every `%name` of the big function outside the text checked here."""
-        return self._live.uses_elsewhere(self._piece, name)
+        return uses_elsewhere(self._pieces, self._line0, self.key, name)
 
 
 @dataclass(frozen=True, slots=True)
