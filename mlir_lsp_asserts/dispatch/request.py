@@ -45,6 +45,19 @@ class CountRequest:
     max_dispatches: int | None = None  # a budget: a count above it fails
     update_baseline: bool = False  # the counts (and their attribution) are to be written into the baseline
     attribution: bool = False  # the attribution asked for in the output (not only by a baseline)
+    stream: bool = False  # the stream-level count asked for (a compstat baseline asks for it too)
+    binary_size: bool = False  # each input also compiled to a .vmfb, its size reported
+    cache: bool = True  # the on-disk count cache read and written
+
+    @property
+    def counts_stream(self) -> bool:
+        """Whether the stream-level count is made: asked for, or judged (compstat goldens)."""
+        return self.stream or self.compstat is not None
+
+    def with_attribution(self, paths: Sequence[str]) -> bool:
+        """Whether the inputs are compiled with attribution: asked for, or for a baseline that can
+        explain a count over it, or for the baseline `update_baseline` writes (it stores it)."""
+        return self.attribution or self.explainable(paths) or bool(self.update_baseline and self.baseline_file)
 
     def explainable(self, paths: Sequence[str]) -> bool:
         """Whether a baseline stores attribution for the inputs, which can explain a count over it."""
@@ -56,7 +69,8 @@ class CountRequest:
 def count_request(settings: Settings, *, compiler: str | None = None, timeout: float = 900.0,
                   what_if: str | None = None, baseline: str | None = None, inputs: Sequence[str] = (),
                   config_given: bool = False, update_baseline: bool = False, max_dispatches: int | None = None,
-                  attribution: bool = False) -> CountRequest:
+                  attribution: bool = False, stream: bool = False, binary_size: bool = False,
+                  cache: bool = True) -> CountRequest:
     """The request from `settings` (their `profile`, `flags` and `profiles`; the config's
     `compstat` table) and the front end's own options. `baseline` is read here: compstat files
     matched to `inputs` (`config_given`: their table is the given config's, else the config seen
@@ -69,7 +83,7 @@ def count_request(settings: Settings, *, compiler: str | None = None, timeout: f
     compstat = _compstat(settings, baseline, inputs, profile, flags, config_given) if baseline else None
     ours = load_baseline(baseline) if baseline and not update_baseline and compstat is None else None
     return CountRequest(profile, tuple(flags), settings.flags, found, timeout, what_if, baseline, ours, compstat,
-                        max_dispatches, update_baseline, attribution)
+                        max_dispatches, update_baseline, attribution, stream, binary_size, cache)
 
 
 def _compstat(settings: Settings, baseline: str, inputs: Sequence[str], profile: str, flags: list[str],
