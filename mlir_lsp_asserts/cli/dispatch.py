@@ -99,8 +99,8 @@ def cli_settings(args) -> Settings:
 
 
 def request_of(args, inputs: Sequence[str] = (), baseline: bool = False) -> CountRequest:
-    """The count request of the command line's options (with `baseline`: `--baseline` read, for
-    `inputs`). Raises ValueError, CompilerError, BaselineError."""
+    """The count request of the command line's options, for `inputs` (with `baseline`:
+    `--baseline` read for them). Raises ValueError, CompilerError, BaselineError."""
     settings = cli_settings(args)
     return count_request(settings, compiler=args.compiler, timeout=args.timeout,
                          what_if=args.what_if_mode or ("strip" if args.what_if else None),
@@ -124,7 +124,7 @@ def run_dispatch_count(args) -> int:
         print(f"mlir-lsp: warning: {w}", file=sys.stderr)
     version = req.compiler.version
     try:  # a shard's part leaves the baseline to the merge
-        run = count_files(req, paths, ShownCounts(version, sys.stderr.isatty()), write=not args.results_out)
+        run = count_files(req, ShownCounts(version, sys.stderr.isatty()), write=not args.results_out)
     except KeyboardInterrupt:
         return 130
     records = [count_record(done, version, args.quiet) for done in run.files]
@@ -171,8 +171,9 @@ def stderr_lines(done: FileCount, version: str) -> list[str]:
     """What to say on stderr of one input: why it has no count, or the count's warnings and
     notes, then what judging it said."""
     pv, path = done.preview, done.path
-    if done.error is not None or pv is None:
-        return failure_lines(path, done.error or CompilerError("no count"), version)
+    if pv is None:
+        assert done.error is not None, "a file without a count has the error why"
+        return failure_lines(path, done.error, version)
     return ([f"mlir-lsp: warning: {path}: {w}" for w in pv.warnings]
             + [f"mlir-lsp: note: {path}: {n}" for n in pv.notes] + done.said)
 

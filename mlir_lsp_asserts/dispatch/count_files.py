@@ -4,7 +4,7 @@ against its budget, baseline or compstat goldens (`judging.judge_count`); then t
 written (`judging.write_updates`). `--dispatch-count` builds the request, calls `count_files` once
 and prints what it gives back; its `shown` shows each file while the run goes on.
 
-    run = count_files(req, paths)
+    run = count_files(req)  # req = request.count_request(settings, inputs=paths, ...)
     run.files[0].preview    # the count, judged (None: none; `error` says why)
     run.files[0].said       # the verdicts, and what explains a count over its baseline
     run.written, run.said   # the updates written (or none asked for); what writing them said
@@ -13,7 +13,6 @@ and prints what it gives back; its `shown` shows each file while the run goes on
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -65,16 +64,15 @@ class _Unshown:
         pass
 
 
-def count_files(req: CountRequest, paths: Sequence[str], shown: Shown | None = None,
-                write: bool = True) -> FilesCount:
-    """`paths` counted and judged as `req` asks, shown to `shown` one by one; then, with `write`
-    (a shard leaves it to the merge), the baseline updates `req.update_baseline` asks for
-    written. A KeyboardInterrupt cancels the compiles running and is raised again."""
+def count_files(req: CountRequest, shown: Shown | None = None, write: bool = True) -> FilesCount:
+    """The request's inputs counted and judged as it asks, shown to `shown` one by one; then,
+    with `write` (a shard leaves it to the merge), the baseline updates `req.update_baseline`
+    asks for written. A KeyboardInterrupt cancels the compiles running and is raised again."""
     counter = DispatchCounter(req.compiler, timeout=req.timeout, disk_cache=req.cache)
-    attribution = req.with_attribution(paths)
+    attribution = req.needs_attribution
     shown = shown or _Unshown()
     run = FilesCount()
-    for path in paths:
+    for path in req.inputs:
         try:
             done = _count_file(counter, req, path, attribution, run.updates, shown)
         except KeyboardInterrupt:
