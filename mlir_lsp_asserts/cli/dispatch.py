@@ -19,13 +19,12 @@ from ..dispatch.compiler import (
     other_release_message,
     other_release_syntax,
 )
-from ..dispatch.count import DispatchCounter
-from ..dispatch.judging import judge_count, split_text, write_updates
-from ..dispatch.preview import Preview, preview
+from ..dispatch.count_files import FileCount, count_files
+from ..dispatch.judging import is_compstat_target, split_text, write_updates
+from ..dispatch.preview import Preview
 from ..dispatch.request import CountRequest, count_request
 from ..iree_flags.flags import BUILTIN_PROFILES, list_profiles, split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
-from ..source import SourceError, decode
 from .results import shard_inputs, write_results
 
 
@@ -100,14 +99,15 @@ def cli_settings(args) -> Settings:
 
 
 def request_of(args, inputs: Sequence[str] = (), baseline: bool = False) -> CountRequest:
-    """The count request of the command line's options (with `baseline`: `--baseline` read, for
-    `inputs`). Raises ValueError, CompilerError, BaselineError."""
+    """The count request of the command line's options, for `inputs` (with `baseline`:
+    `--baseline` read for them). Raises ValueError, CompilerError, BaselineError."""
     settings = cli_settings(args)
     return count_request(settings, compiler=args.compiler, timeout=args.timeout,
                          what_if=args.what_if_mode or ("strip" if args.what_if else None),
                          baseline=args.baseline if baseline else None, inputs=inputs,
                          config_given=bool(args.config), update_baseline=args.update_baseline,
-                         max_dispatches=args.max_dispatches, attribution=args.attribution)
+                         max_dispatches=args.max_dispatches, attribution=args.attribution, stream=args.stream,
+                         binary_size=args.binary_size, cache=not args.no_cache)
 
 
 def run_dispatch_count(args) -> int:
@@ -122,58 +122,60 @@ def run_dispatch_count(args) -> int:
         return 2
     for w in req.compstat.warnings if req.compstat is not None else ():
         print(f"mlir-lsp: warning: {w}", file=sys.stderr)
-    counter = DispatchCounter(req.compiler, timeout=req.timeout, disk_cache=not args.no_cache)
-    # a baseline that stores attribution can explain a count over it; --update-baseline stores it
-    with_attribution = args.attribution or req.explainable(paths) or bool(args.update_baseline and args.baseline)
-    records: list[dict] = []
-    updates: list[dict] = []
-    fmt = args.output_format or "concise"
-    interactive = sys.stderr.isatty()
-    for path in paths:
-        err: list[str] = []
-        rec: dict = {"path": path, "head": [], "summary": [], "json": None, "stderr": err, "error": False,
-                     "failed": False}
-        records.append(rec)
-        try:
-            with open(path, "rb") as f:
-                src = decode(f.read(), path, weights=True)  # compiled: the weights too
-            text = src.text
-            with Spinner(path, interactive):
-                pv = preview(counter, path, text, req.profile, list(req.flags), what_if=req.what_if,
-                             stream=args.stream or req.compstat is not None, attribution=with_attribution,
-                             input_path=None if src.is_bytecode else path)
-                if args.binary_size:
-                    pv.binary_size = counter.binary_size(text, counter.prepare_flags(list(req.flags)).flags,
-                                                         input_path=None if src.is_bytecode else path)
-        except (OSError, SourceError, CompilerError) as e:
-            _say(err, failure_lines(path, e, req.compiler.version))
-            rec["error"] = True
-            continue
-        except KeyboardInterrupt:
-            counter.cancel_all()
-            return 130
-        _say(err, [f"mlir-lsp: warning: {path}: {w}" for w in pv.warnings]
-             + [f"mlir-lsp: note: {path}: {n}" for n in pv.notes])
-        rec["head"] = [f"{path}:{a.line}:{a.column}: {mla004.concise(a)}" for a in pv.assert_sources]
-        said: list[str] = []
-        ok = judge_count(req, path, pv, text, said, updates)
-        _say(err, said)
-        rec["failed"] = not ok
-        rec["json"] = pv.as_json()
-        rec["summary"] = summary_lines(pv, args.quiet)
-    sys.stdout.write(render_counts(records, fmt))
-    if args.results_out:  # a shard's part: the merge writes the baseline
-        written = write_results(args, "dispatch-count", list(args.paths), records, updates)
+    version = req.compiler.version
+    try:  # a shard's part leaves the baseline to the merge
+        run = count_files(req, ShownCounts(version, sys.stderr.isatty()), write=not args.results_out)
+    except KeyboardInterrupt:
+        return 130
+    records = [count_record(done, version, args.quiet) for done in run.files]
+    sys.stdout.write(render_counts(records, args.output_format or "concise"))
+    if args.results_out:
+        written = write_results(args, "dispatch-count", list(args.paths), records, run.updates)
     else:
-        written = not (args.update_baseline and args.baseline) or apply_updates(args.baseline, updates)
+        for line in run.said:
+            print(line, file=sys.stderr)
+        written = run.written
     return counts_exit(records, written)
 
 
-def _say(sink: list[str], lines: list[str]) -> None:
-    """Lines for stderr: printed now, and kept for a shard's results file."""
-    for line in lines:
-        print(line, file=sys.stderr)
-    sink.extend(lines)
+class ShownCounts:
+    """What `--dispatch-count` shows while it counts: a spinner around a file's compiles (on a
+    terminal), and each file's lines for stderr as soon as it is done."""
+
+    def __init__(self, version: str, interactive: bool):
+        self.version, self.interactive = version, interactive
+
+    def counting(self, path: str) -> Spinner:
+        return Spinner(path, self.interactive)
+
+    def counted(self, done: FileCount) -> None:
+        for line in stderr_lines(done, self.version):
+            print(line, file=sys.stderr)
+
+
+def count_record(done: FileCount, version: str, quiet: bool = False) -> dict:
+    """What one input's count prints (its MLA004 lines, its summary, its JSON, its stderr lines),
+    as a shard's results file keeps it."""
+    pv = done.preview
+    rec: dict = {"path": done.path, "head": [], "summary": [], "json": None, "stderr": stderr_lines(done, version),
+                 "error": pv is None, "failed": False}
+    if pv is not None:
+        rec["head"] = [f"{done.path}:{a.line}:{a.column}: {mla004.concise(a)}" for a in pv.assert_sources]
+        rec["failed"] = not done.passed
+        rec["json"] = pv.as_json()
+        rec["summary"] = summary_lines(pv, quiet)
+    return rec
+
+
+def stderr_lines(done: FileCount, version: str) -> list[str]:
+    """What to say on stderr of one input: why it has no count, or the count's warnings and
+    notes, then what judging it said."""
+    pv, path = done.preview, done.path
+    if pv is None:
+        assert done.error is not None, "a file without a count has the error why"
+        return failure_lines(path, done.error, version)
+    return ([f"mlir-lsp: warning: {path}: {w}" for w in pv.warnings]
+            + [f"mlir-lsp: note: {path}: {n}" for n in pv.notes] + done.said)
 
 
 def render_counts(records: list[dict], fmt: str) -> str:
@@ -225,10 +227,10 @@ def summary_lines(r: Preview, quiet: bool = False) -> list[str]:
 
 
 def apply_updates(file: str, updates: list[dict]) -> bool:
-    """The counts (and attribution) of a run written (`judging.write_updates`), what was written
-    or why not said on stderr."""
+    """The counts (and attribution) of a merged run written (`judging.write_updates`), what was
+    written or why not said on stderr."""
     said: list[str] = []
-    ok = write_updates(file, updates, said)
+    ok = write_updates(file, updates, said, is_compstat_target(file))
     for line in said:
         print(line, file=sys.stderr)
     return ok

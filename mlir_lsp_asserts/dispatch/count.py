@@ -131,7 +131,8 @@ class DispatchCounter:
         return DispatchCounter(self.compiler, self.timeout, cache=self.cache)
 
     def prepare_flags(self, flags: list[str]) -> FlagReport:
-        return translate(flags, known_flags(self.compiler.path))
+        known = known_flags(self.compiler.path)  # asks the compiler once (then its cache)
+        return translate(flags, known)
 
     def key(self, kind: str, flags: list[str], text: str) -> str:
         """The cache key of `kind` of answer for `text` with this compiler and `flags`."""

@@ -127,17 +127,19 @@ def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, bas
     return out
 
 
-def write_updates(file: str, updates: list[dict], said: list[str]) -> bool:
+def write_updates(file: str, updates: list[dict], said: list[str], compstat: bool) -> bool:
     """The counts (and attribution) of a run written: into the baseline `file` (its other
     entries kept), or into the goldens of the compstat files (only those numbers changed); the
-    lines for the user (what was written, or why not) added to `said`."""
+    lines for the user (what was written, or why not) added to `said`. `compstat`: whether
+    `file` names compstat files (`is_compstat_target`; a request knows it), which a run without
+    counts leaves alone."""
     ours = [u for u in updates if u["kind"] == "baseline"]
     try:
         for u in updates:
             if u["kind"] == "compstat":
                 write_goldens(u["file"], u["values"], u["profile"], u.get("attribution"))
                 said.append(f"mlir-lsp: wrote {u['file']}")
-        if ours or not updates and not _is_compstat_target(file):
+        if ours or not updates and not compstat:
             try:
                 kept = load_baseline(file)
             except BaselineError:
@@ -157,7 +159,8 @@ def write_updates(file: str, updates: list[dict], said: list[str]) -> bool:
     return True
 
 
-def _is_compstat_target(file: str) -> bool:
+def is_compstat_target(file: str) -> bool:
+    """Whether the baseline `file` names compstat files (a folder that cannot be read counts)."""
     try:
         return load_compstat_files(file) is not None
     except BaselineError:
