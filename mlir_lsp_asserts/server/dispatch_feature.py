@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from typing import Any, NamedTuple
 
 from lsprotocol import types
@@ -122,8 +121,7 @@ def count_document(ls: Server, uri: str, got: OpenText, interactive: bool) -> An
 def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | None:
     version, text, path = got.version, got.text, got.path
     state, opts = ls.dispatch, ls.options.dispatch
-    token = f"mlir-lsp-dispatch-{uuid.uuid4().hex}"
-    progress = Progress(ls, token, f"iree-compile: counting dispatches ({opts.profile})")
+    progress = Progress(ls, "dispatch", f"iree-compile: counting dispatches ({opts.profile})")
     own: DispatchCounter | None = None
     with state.lock:
         before = state.results.get(uri)

@@ -23,7 +23,6 @@ answer's `error`, with the install hint where it applies.
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Any
 
 from lsprotocol import types
@@ -76,7 +75,7 @@ def show_dispatch_graph(ls: Server, params: Any) -> dict:
         return _error(ls, f"document not open: {uri}")
     state: GraphViewerState = ls.dispatch_graph
     opts = ls.options.dispatch
-    progress = Progress(ls, f"mlir-lsp-graph-{uuid.uuid4().hex}", f"mlir-lsp: dispatch graph ({opts.profile})")
+    progress = Progress(ls, "graph", f"mlir-lsp: dispatch graph ({opts.profile})")
     own = ls.dispatch.counter_for(opts)
     with state.lock:
         earlier = state.building.pop(uri, None)

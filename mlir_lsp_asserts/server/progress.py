@@ -1,9 +1,11 @@
 """Server-initiated `$/progress` for background work (a compile, a workspace scan): created
-only if the client supports it, and given up quietly if the client refuses. Each token is
-forgotten at its end: pygls keeps every token it created (a Future each) and refuses to create
-one it still holds."""
+only if the client supports it, and given up quietly if the client refuses. Each piece of work
+gets a token of its own, forgotten at its end: pygls keeps every token it created (a Future
+each) and refuses to create one it still holds."""
 
 from __future__ import annotations
+
+import uuid
 
 from lsprotocol import types
 
@@ -11,8 +13,9 @@ from .protocol import Server
 
 
 class Progress:
-    def __init__(self, ls: Server, token: str, title: str):
-        self.ls, self.token, self.title, self.started = ls, token, title, False
+    def __init__(self, ls: Server, kind: str, title: str):
+        self.ls, self.title, self.started = ls, title, False
+        self.token = f"mlir-lsp-{kind}-{uuid.uuid4().hex}"
 
     def begin(self) -> None:
         caps = self.ls.client_capabilities

@@ -24,7 +24,6 @@ import os
 import signal
 import threading
 import time
-import uuid
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -237,7 +236,7 @@ def _scan_and_watch(ls, rs: list[str], generation: int) -> None:
 def _scan(ls, rs: list[str], generation: int) -> None:
     files, _problems = discover(rs, exclude=tuple(f"*/{d}" for d in SKIP_DIRS))
     files = [f for f in files if f.endswith(".mlir")]  # bytecode is checked when opened
-    progress = Progress(ls, f"mlir-lsp-scan-{uuid.uuid4().hex}", f"mlir-lsp: checking {len(files)} workspace files")
+    progress = Progress(ls, "scan", f"mlir-lsp: checking {len(files)} workspace files")
     progress.begin()
     max_files = ls.options.workspace.max_files
     try:
