@@ -294,6 +294,53 @@ def test_fallback_is_per_assert(tmp_path):
     assert real_parse_error(out) is None
 
 
+def test_assume_fix_of_a_value_checked_again_in_a_nested_region(tmp_path):
+    """The body checks %i, then an `scf.if` inside it checks %i again before using it: two
+    assume groups whose rewrites meet at that use. The fix writes parsable IR (no traceback),
+    the use takes the nearer fact, and both facts about %i are there."""
+    src = gather("%lo = arith.cmpi sge, %in, %c0_i64 : i64\n"
+                 'cf.assert %lo, "negative"\n'
+                 "%ok = arith.cmpi slt, %i, %c77 : index", extra_args=", %b: i1")
+    src = src.replace(
+        "    %x = tensor.extract %w[%i] : tensor<77xf16>\n",
+        "    %x = scf.if %b -> (f16) {\n"
+        "      %lo2 = arith.cmpi sge, %in, %c0_i64 : i64\n"
+        '      cf.assert %lo2, "negative"\n'
+        "      %ok2 = arith.cmpi slt, %i, %c77 : index\n"
+        '      cf.assert %ok2, "index out of range"\n'
+        "      %y = tensor.extract %w[%i] : tensor<77xf16>\n"
+        "      scf.yield %y : f16\n"
+        "    } else {\n"
+        "      scf.yield %out : f16\n"
+        "    }\n")
+    assert real_parse_error(src) is None
+    f = write(tmp_path, "a.mlir", src)
+    res = fix(f, "assume")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    out = f.read_text()
+    assert "cf.assert" not in out
+    assert out.count("= util.assume.int %i<umin = 0, umax = 76> : index") == 2
+    assert "      %y = tensor.extract %w[%i_assumed_1] : tensor<77xf16>\n" in out
+    assert real_parse_error(out) is None
+
+
+def test_fix_of_a_broken_assert_that_swallowed_the_code_after_it(tmp_path):
+    """A half-typed generic `"cf.assert"(%0) ({` makes the reader see an assert whose region
+    holds the rest of the body, asserts included. --fix must not crash, and must not delete
+    the real code that the broken assert seems to hold: it fixes the asserts inside it."""
+    src = gather("%ok = arith.cmpi ult, %i, %c77 : index").replace(
+        "    %i = arith.index_cast", '    "cf.assert"(%ok) ({\n    %i = arith.index_cast')
+    f = write(tmp_path, "a.mlir", src)
+    res = fix(f)
+    assert "Traceback" not in res.stderr, res.stderr
+    assert res.returncode in (0, 1), res.stdout + res.stderr
+    out = f.read_text()
+    assert "%x = tensor.extract %w[%i] : tensor<77xf16>" in out
+    assert "linalg.yield %x : f16" in out
+    assert 'cf.assert %ok, "index out of range"' not in out
+
+
 # --- bytecode ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", MODES)

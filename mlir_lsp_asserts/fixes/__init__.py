@@ -32,7 +32,10 @@ def _short(msg: str | None) -> str:
 
 
 def _assert_findings(result) -> list[tuple[Finding, Op]]:
-    ops = {o.start: o for o in assert_ops(result.parsed)}
+    """The assert findings with their ops. An assert that seems to hold a region is text the
+    reader could not close (a half-typed `"cf.assert"(%0) ({`): the real op has none, and
+    deleting it would delete the code the region swallowed, so it gets no fix."""
+    ops = {o.start: o for o in assert_ops(result.parsed) if not (o.regions or o.lazy_regions)}
     return [(f, ops[f.op_start]) for f in result.findings if f.code in RULES_BY_CODE and f.op_start in ops]
 
 

@@ -103,7 +103,9 @@ def plan_edits(text: str, scope: Scope, strip: list[Op], groups: list[AssumeGrou
     # anchors: op -> list of lines to put at its place (replacing it if removed, after it if kept)
     anchored: dict[int, list[str]] = {}
     anchor_ops: dict[int, Op] = {}
-    rewires: list[TextEdit] = []
+    # the rewires by the offset of the use: where two groups' facts reach one use (a value
+    # checked again in a nested region), the use takes the nearer one, anchored later
+    rewires: dict[int, tuple[int, TextEdit]] = {}
     for g in groups:
         last_assert = max(g.asserts, key=lambda o: o.start)
         for t in g.targets:
@@ -130,7 +132,8 @@ def plan_edits(text: str, scope: Scope, strip: list[Op], groups: list[AssumeGrou
                         continue
                     for uname, off in scope.uses_of_op(o):
                         if base_name(uname) == m.name and scope.editable(off, off):
-                            rewires.append(TextEdit(off, off + 1 + len(m.name), "%" + t.new_name))
+                            if off not in rewires or rewires[off][0] < anchor.start:
+                                rewires[off] = (anchor.start, TextEdit(off, off + 1 + len(m.name), "%" + t.new_name))
     edits: list[TextEdit] = []
     for op in removed:
         s, e = line_deletion(text, op)
@@ -148,7 +151,7 @@ def plan_edits(text: str, scope: Scope, strip: list[Op], groups: list[AssumeGrou
         indent = indentation_of(text, op)
         edits.append(TextEdit(op.end, op.end, "".join(nl + indent + ln for ln in lines)))
     deleted = [(o.start, o.end) for o in removed]
-    for r in rewires:
+    for _anchor_start, r in rewires.values():
         if not any(s <= r.start < e for s, e in deleted):
             edits.append(r)
     edits.sort(key=lambda e: (e.start, e.end))
