@@ -186,6 +186,19 @@ def assert_spans_inside(text: str, findings) -> None:
             assert 0 <= s.start_pos.line < li.line_count and 0 <= s.end_pos.line < li.line_count
 
 
+# The tests that count the SDXL prompt encoder (8-20 s a compile): one xdist group, so they run one
+# after another on one worker and share `encoder_cache`.
+ENCODER_GROUP = pytest.mark.xdist_group("encoder")
+
+
+@pytest.fixture(scope="session")
+def encoder_cache(tmp_path_factory) -> Path:
+    """One count cache (an XDG_CACHE_HOME) for the ENCODER_GROUP tests: the first of them compiles
+    the prompt encoder for real, the next take its counts from the cache, as a user's second run
+    does (a compile with debug info, --attribution's, serves the plain counts too)."""
+    return tmp_path_factory.mktemp("encoder-cache")
+
+
 @pytest.fixture(scope="session")
 def seed_text() -> str:
     return SEED.read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ENCODER_GROUP
 from tests.test_dispatch_count import ENCODER, ENCODER_TORCH, REPRO, counts, mlir_lsp
 
 FAKE = """#!/bin/sh
@@ -142,9 +143,10 @@ def test_hover_lines_name_the_dispatches_of_an_op():
     (ENCODER, [13128, 15828], "linalg.generic"),
     (ENCODER_TORCH, [5003, 5791], "torch.aten.embedding"),
 ], ids=["input", "torch"])
-def test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers(tmp_path, path, lines, op):
+@ENCODER_GROUP
+def test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers(encoder_cache, path, lines, op):
     item = counts(mlir_lsp("--dispatch-count", "--what-if", "--attribution", "--output-format", "json", path,
-                           cache=tmp_path))
+                           cache=encoder_cache))
     assert (item["flow_dispatches"], item["what_if"]["flow_dispatches"]) == (1660, 1658)
     extra = item["what_if"]["only_because_of_asserts"]
     assert [d["location"]["line"] for d in extra] == lines

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ENCODER_GROUP, SHARED  # noqa: E402
 from conftest import REPO as ROOT  # noqa: E402
-from conftest import SHARED  # noqa: E402
 
 REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
 ENCODER = SHARED / "fixtures" / "models" / "sdxl_prompt_encoder.input.mlir"
@@ -105,25 +105,27 @@ def test_timeout_kills_the_compile_and_leaves_no_process(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", [ENCODER, ENCODER_TORCH], ids=["input", "torch"])
 @pytest.mark.parametrize("profile, before, after", [("default", 1660, 1658), ("sdxl", 1308, 1306)])
-def test_prompt_encoder_counts(tmp_path, path, profile, before, after):
+@ENCODER_GROUP
+def test_prompt_encoder_counts(encoder_cache, path, profile, before, after):
     item = counts(mlir_lsp("--dispatch-count", "--profile", profile, "--what-if", "--output-format", "json", path,
-                           cache=tmp_path))
+                           cache=encoder_cache))
     assert item["flow_dispatches"] == before
     assert item["what_if"]["flow_dispatches"] == after
     assert item["what_if"]["asserts_fixed"] == 16
 
 
 @pytest.mark.slow
-def test_baseline_of_1658_fails_unfixed_and_passes_fixed(tmp_path):
+@ENCODER_GROUP
+def test_baseline_of_1658_fails_unfixed_and_passes_fixed(tmp_path, encoder_cache):
     base = tmp_path / "baseline.json"
     fixed = tmp_path / "encoder.mlir"
     fixed.write_text(ENCODER.read_text())
     base.write_text(json.dumps({"version": 1, "counts": {str(ENCODER): {"default": 1658},
                                                            str(fixed): {"default": 1658}}}))
-    unfixed = mlir_lsp("--dispatch-count", "--baseline", base, ENCODER, cache=tmp_path)
+    unfixed = mlir_lsp("--dispatch-count", "--baseline", base, ENCODER, cache=encoder_cache)
     assert unfixed.returncode == 1 and "1660 dispatches" in unfixed.stderr
-    assert mlir_lsp("--check", "--fix", fixed, cache=tmp_path).returncode == 0
-    ok = mlir_lsp("--dispatch-count", "--baseline", base, fixed, cache=tmp_path)
+    assert mlir_lsp("--check", "--fix", fixed, cache=encoder_cache).returncode == 0
+    ok = mlir_lsp("--dispatch-count", "--baseline", base, fixed, cache=encoder_cache)
     assert ok.returncode == 0, ok.stderr
 
 

@@ -1,7 +1,9 @@
 """The native abort after some 10,000-25,000 in-process parses (docs/reliability.md, "The native
-abort"): the reduction (tests/native_abort_repro.py, only `iree.compiler.ir` calls) kept as slow
-tests, and the package's parse path (`fixes.verify.real_parse_error`: a worker child replaced
-every WORKER_PARSES parses, and once more when it dies) checked to give a fresh context's verdicts."""
+abort"): the package's parse path (`fixes.verify.real_parse_error`: a worker child replaced every
+WORKER_PARSES parses, and once more when it dies) checked to give a fresh context's verdicts, to
+answer after its worker died or hung, and to go on past 40,000 parses. The reduction
+(tests/native_abort_repro.py) is run by hand: the in-process runs of its texts did not abort in
+any run since 3 Dec, so as tests (xfail) they could not fail and took 7 of make test's 14 minutes."""
 
 from __future__ import annotations
 
@@ -71,19 +73,6 @@ def test_a_parse_that_hangs_ends_its_worker_and_says_so(monkeypatch):
 def _run(variant: str, parses: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(REPRO), "--variant", variant, "--parses", str(parses)],
                           capture_output=True, text=True, timeout=7200)
-
-
-IN_PROCESS = pytest.mark.xfail(strict=False, reason=(
-    "the bindings' heap breaks down after some 10,000-25,000 in-process parses of some text sequences "
-    "(malloc(): unaligned tcache chunk detected, SIGABRT; docs/reliability.md, \"The native abort\"); "
-    "these texts have not aborted so far, the soak's sequence does"))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("variant", [pytest.param(v, marks=IN_PROCESS) for v in ("fresh", "context")])
-def test_40000_in_process_parses_do_not_abort(variant):
-    p = _run(variant, 40_000)
-    assert p.returncode == 0, p.stderr[-500:]
 
 
 @pytest.mark.slow
