@@ -2,15 +2,22 @@
 worker child kept for WORKER_PARSES parses (`real_parse_error`), or in a child per batch
 (`real_parse_errors_in_child`), which keeps the parser's memory out of ours.
 
-Why not in this process: after some 10,000-25,000 parses of varied text in one process the
-bindings' heap breaks down (`malloc(): unaligned tcache chunk detected`, SIGABRT), with a fresh
-context per parse and with one reused context alike (docs/reliability.md, "The native abort").
-A worker that dies on a parse is replaced and the parse tried once more."""
+Why not in this process: MLIR's parser corrupts the heap of the process it runs in on some of its
+error paths (a use-after-free when a `linalg.generic` body fails after another body used its block
+argument: tests/data/parser_use_after_free.mlir), and a later parse or allocation then aborts
+(`malloc(): unaligned tcache chunk detected`) or crashes; iree-opt itself does the same
+(docs/reliability.md, "The native abort"). So no process parses again after a parse error: the
+worker imports the parser once and forks the process that parses, which exits after its first
+error (the next is forked from the clean worker in milliseconds); a child per batch stops at its
+first error (the rest go to a new child); and a worker that dies on a parse is replaced and the
+parse tried once more."""
 
 from __future__ import annotations
 
 import atexit
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -19,8 +26,7 @@ CHILD_TIMEOUT = 600
 # Above this a fix is judged in a child of its own (`judge_fix`): the parser's memory (~10x the
 # text) is never ours nor the worker's.
 CHILD_VERIFY_CHARS = 8 * 1024 * 1024
-# A worker parses this many texts, then a new one takes over (far below the ~10,000 parses after
-# which the abort was seen).
+# A worker parses this many texts (or up to its first parse error), then a new one takes over.
 WORKER_PARSES = 1000
 # The parser's context in the process that parses: one per thread, multithreading off, replaced
 # after this many parses (it keeps every type and attribute it has seen).
@@ -64,8 +70,10 @@ class _Worker:
     """A child answering parses, one at a time: a length line and the UTF-8 text in, one JSON line out."""
 
     def __init__(self):
+        # a session of its own: a kill takes the worker and the child it forked (`_kill`)
         self.proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts.fixes.verify", "--serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
         self.used = 0
 
     def ask(self, text: str) -> str | None:
@@ -77,7 +85,7 @@ class _Worker:
 
         def expire() -> None:
             expired.set()
-            self.proc.kill()
+            self._kill()
 
         timer = threading.Timer(CHILD_TIMEOUT, expire)
         timer.start()
@@ -96,13 +104,19 @@ class _Worker:
             raise ChildProcessError(f"the real parser's worker died (exit {code})")
         return json.loads(line)
 
+    def _kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.stdin.close()  # type: ignore[union-attr]
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self._kill()
                 self.proc.wait()
 
 
@@ -136,21 +150,88 @@ def real_parse_error(text: str) -> str | None:
                 _stop_worker()
                 _worker = _Worker()
             try:
-                return _worker.ask(text)
+                answer = _worker.ask(text)
             except ChildProcessError as e:
                 _worker = None
                 if attempt == 2 or isinstance(e, ParseTimeout):
                     return str(e)
+                continue
+            return answer
     return None  # not reached
 
 
+def parser_pid() -> int | None:
+    """The process id of the worker's child that parses now (Linux's /proc), if any."""
+    pid = worker_pid()
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except (OSError, TypeError):
+        return None
+    return int(kids[0]) if kids else None
+
+
+_WARM_UP = ("func.func @f() {\n  return\n}\n", "func.func @f() {\n  retur\n}\n")
+# How the worker's child ends: stdin closed (the worker ends too), or after a parse error (the
+# worker forks the next child).
+_CLOSED, _SPENT = 0, 3
+
+
 def _serve() -> None:
-    """The worker's loop (`python -m mlir_lsp_asserts.fixes.verify --serve`), until stdin closes."""
+    """The worker (`python -m mlir_lsp_asserts.fixes.verify --serve`): it imports the parser, then
+    forks a child that answers parses (a length line and the UTF-8 text in, one JSON line out) until
+    its first parse error, and forks the next; it ends when stdin closes. A child that dies ends
+    the worker with its signal's code, so the parent sees the death."""
+    from iree.compiler import ir
+
+    # the children's first context, made here once: every dialect loaded, no thread pool (a fork
+    # keeps only the forking thread). One plain parse and one plain error warm what the bindings
+    # set up at their first use (an error costs a fresh child ~10 ms more otherwise); neither
+    # touches the error path that breaks the heap (no forward reference, no nested region).
+    _contexts.ctx = ir.Context()
+    _contexts.ctx.enable_multithreading(False)
+    _contexts.ctx.load_all_available_dialects()
+    for text in _WARM_UP:
+        parse_error_here(text)
+    _contexts.used = 0
+    die_with_parent = _death_signal_setter()
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            die_with_parent()
+            _answer_until_an_error_on_stdio(os.getppid())
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code != _SPENT:
+            os._exit(0 if code == _CLOSED else (128 - code if code < 0 else code))
+
+
+def _death_signal_setter():
+    """A function that makes the calling process die with its parent (Linux's PR_SET_PDEATHSIG);
+    elsewhere one that does nothing (the worker's session is killed as a whole)."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+    return lambda: prctl(1, signal.SIGKILL)
+
+
+def _answer_until_an_error_on_stdio(worker: int) -> None:
+    """The worker's child: parses until a parse error, then leaves at once (`os._exit`: nothing
+    runs on a heap the parser may have broken)."""
+    if os.getppid() != worker:  # the worker died before the death signal was set
+        os._exit(_CLOSED)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while line := stdin.readline():
         text = stdin.read(int(line)).decode("utf-8", "surrogatepass")
-        stdout.write(json.dumps(parse_error_here(text)).encode() + b"\n")
+        verdict = parse_error_here(text)
+        stdout.write(json.dumps(verdict).encode() + b"\n")
         stdout.flush()
+        if verdict is not None:
+            os._exit(_SPENT)
+    os._exit(_CLOSED)
 
 
 def judge_fix(text: str, fixed: str, *, in_child: bool = False) -> tuple[str | None, str | None]:
@@ -166,23 +247,38 @@ def judge_fix(text: str, fixed: str, *, in_child: bool = False) -> tuple[str | N
 
 
 def real_parse_errors_in_child(texts: list[str], timeout: float = CHILD_TIMEOUT) -> list[str | None]:
-    """`real_parse_error` of each text, run in a child Python process. Raises SourceError when the
-    child fails (crash, timeout) with what it said."""
+    """`real_parse_error` of each text, run in child Python processes: a child answers texts up to
+    its first parse error, the rest go to a new one. Raises SourceError when a child fails (crash,
+    timeout) with what it said."""
     from ..source import SourceError
 
-    try:
-        p = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts.fixes.verify"], input=json.dumps(texts),
-                           capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SourceError(f"the real parser did not finish in {timeout:.0f} s") from None
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
-        raise SourceError(f"the real parser's process failed ({last[:200]})")
-    return json.loads(p.stdout)
+    verdicts: list[str | None] = []
+    while len(verdicts) < len(texts):
+        try:
+            p = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts.fixes.verify"],
+                               input=json.dumps(texts[len(verdicts):]), capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise SourceError(f"the real parser did not finish in {timeout:.0f} s") from None
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
+            raise SourceError(f"the real parser's process failed ({last[:200]})")
+        verdicts.extend(json.loads(p.stdout))
+    return verdicts
+
+
+def _answer_until_an_error(texts: list[str]) -> list[str | None]:
+    """The batch child's verdicts: each text's, up to and including the first that does not parse."""
+    out: list[str | None] = []
+    for t in texts:
+        out.append(parse_error_here(t))
+        if out[-1] is not None:
+            break
+    return out
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         _serve()
     else:
-        json.dump([parse_error_here(t) for t in json.load(sys.stdin)], sys.stdout)
+        json.dump(_answer_until_an_error(json.load(sys.stdin)), sys.stdout)

@@ -27,9 +27,9 @@ DEBOUNCE_SECONDS = 0.5
 PARSER_SOURCE = "iree"
 MAX_CHARS = 64 * 1024 * 1024
 # The parse always runs in a child process, killed when a newer edit arrives: the bindings'
-# parse holds the GIL (a 50 MB parse would freeze the server for seconds), and after some
-# 25,000 parses of varied text in one process the bindings' heap breaks down (malloc abort,
-# found by the fix soak): a crash there must not take the server with it.
+# parse holds the GIL (a 50 MB parse would freeze the server for seconds), and some of MLIR's
+# parse error paths corrupt the heap of the process they run in (docs/reliability.md, "The native
+# abort"): a text being typed fails to parse all the time, and must not take the server with it.
 WORKER_TIMEOUT = 300
 LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 
