@@ -64,10 +64,13 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """One xdist group for the browser tests (`--dist loadgroup` runs a group on one worker)."""
+    """One xdist group for the browser tests (`--dist loadgroup` runs a group on one worker); the
+    slow tests first (in their order), so the two workers end together instead of one of them
+    starting a minute-long test when the other has nothing left."""
     for item in items:
         if item.get_closest_marker("vscode") or item.path.name in BROWSER_FILES:
             item.add_marker(pytest.mark.xdist_group("browser"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def keep_doc_image(shot: Path, name: str) -> None:
