@@ -10,6 +10,7 @@ replays the soak's parses."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -51,9 +52,9 @@ def test_worker_parses_give_the_verdicts_of_fresh_contexts(monkeypatch):
 def test_a_parse_after_the_worker_died_is_answered():
     good = fuzzlib.fix_sources()[0]
     assert verify.real_parse_error(good) is None
-    pid = verify.worker_pid()
-    assert pid is not None and pid != os.getpid()  # the parse ran in a child
-    os.kill(pid, signal.SIGKILL)  # as the abort would end it
+    pid, parser = verify.worker_pid(), verify.parser_pid()
+    assert pid is not None and parser is not None and os.getpid() not in (pid, parser)  # the parse ran in a child
+    os.kill(parser, signal.SIGKILL)  # as the abort ends the process that parses
     assert verify.real_parse_error(good) is None
     assert verify.worker_pid() not in (None, pid)
     assert "Dialect `nope' not found" in (verify.real_parse_error("nope.op") or "")
@@ -125,3 +126,21 @@ def test_a_batch_in_a_child_reads_every_text_after_a_heap_breaking_one():
     verdicts = verify.real_parse_errors_in_child([uaf, uaf, good, uaf, good])
     assert [v is None for v in verdicts] == [False, False, True, False, True]
     assert all("redefinition of block '^bb0'" in v for v in verdicts if v is not None)
+
+
+def test_without_fork_the_worker_parses_itself_and_ends_after_its_first_error():
+    """Windows has no fork: the worker answers until a parse error, then ends, and the parent's
+    next parse starts a new one (here: the worker run with `os.fork` removed)."""
+    code = ("import os, runpy, sys; del os.fork; sys.argv = ['verify', '--serve']; "
+            "runpy.run_module('mlir_lsp_asserts.fixes.verify', run_name='__main__')")
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    good, bad = fuzzlib.fix_sources()[0].encode(), UAF.read_bytes()
+    try:
+        for text in (good, good, bad):
+            p.stdin.write(b"%d\n" % len(text) + text)
+            p.stdin.flush()
+            answers = p.stdout.readline()
+        assert "redefinition of block '^bb0'" in json.loads(answers)
+        assert p.wait(timeout=30) == 3  # ended after the error, not asked again
+    finally:
+        p.kill()

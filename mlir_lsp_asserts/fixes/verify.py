@@ -105,6 +105,9 @@ class _Worker:
         return json.loads(line)
 
     def _kill(self) -> None:
+        if not hasattr(os, "killpg"):  # Windows: no fork, the worker is the only process
+            self.proc.kill()
+            return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:  # already gone
@@ -146,7 +149,7 @@ def real_parse_error(text: str) -> str | None:
     global _worker
     with _worker_lock:
         for attempt in (1, 2):
-            if _worker is None or _worker.used >= WORKER_PARSES:
+            if _worker is None or _worker.used >= WORKER_PARSES or _worker.proc.poll() is not None:
                 _stop_worker()
                 _worker = _Worker()
             try:
@@ -181,8 +184,12 @@ def _serve() -> None:
     """The worker (`python -m mlir_lsp_asserts.fixes.verify --serve`): it imports the parser, then
     forks a child that answers parses (a length line and the UTF-8 text in, one JSON line out) until
     its first parse error, and forks the next; it ends when stdin closes. A child that dies ends
-    the worker with its signal's code, so the parent sees the death."""
+    the worker with its signal's code, so the parent sees the death. Where there is no fork
+    (Windows), the worker parses itself and ends after its first error (the parent starts another)."""
     from iree.compiler import ir
+
+    if not hasattr(os, "fork"):
+        _answer_until_an_error_on_stdio(None)
 
     # the children's first context, made here once: every dialect loaded, no thread pool (a fork
     # keeps only the forking thread). One plain parse and one plain error warm what the bindings
@@ -213,15 +220,15 @@ def _death_signal_setter():
         import ctypes
 
         prctl = ctypes.CDLL(None).prctl
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):
         return lambda: None
     return lambda: prctl(1, signal.SIGKILL)
 
 
-def _answer_until_an_error_on_stdio(worker: int) -> None:
+def _answer_until_an_error_on_stdio(worker: int | None) -> None:
     """The worker's child: parses until a parse error, then leaves at once (`os._exit`: nothing
     runs on a heap the parser may have broken)."""
-    if os.getppid() != worker:  # the worker died before the death signal was set
+    if worker is not None and os.getppid() != worker:  # the worker died before the death signal was set
         os._exit(_CLOSED)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while line := stdin.readline():
