@@ -7,11 +7,14 @@ import os
 import shutil
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from conftest import BIN, REPRO, real_asserts, run_cli, write
 from fixhelpers import copy_to, iree_opt, iree_opt_print, real_parse_error
+
+DATA = Path(__file__).resolve().parent / "data"
 
 MODES = ["strip", "assume"]
 
@@ -339,6 +342,22 @@ def test_fix_of_a_broken_assert_that_swallowed_the_code_after_it(tmp_path):
     assert "%x = tensor.extract %w[%i] : tensor<77xf16>" in out
     assert "linalg.yield %x : f16" in out
     assert 'cf.assert %ok, "index out of range"' not in out
+
+
+def test_no_fix_is_offered_for_text_with_a_nul_character():
+    """MLIR reads a NUL as a space; our reader does not, and may see two statements as one (the
+    fixes soak's find: the strip fix then deleted a constant still in use). Such text gets its
+    findings but no fix, and says why."""
+    from mlir_lsp_asserts.check import check_text
+    from mlir_lsp_asserts.fixes import fix_text
+
+    text = (DATA / "nul_in_a_dispatch_region.mlir").read_text()
+    assert real_parse_error(text) is None  # the real parser accepts it
+    result = check_text(text)
+    asserts = [f for f in result.findings if f.code.startswith("MLA")]
+    assert sorted(f.code for f in asserts) == ["MLA001", "MLA002"]
+    assert all(f.fixes == [] and "NUL" in (f.assume_unavailable or "") for f in asserts)
+    assert fix_text(result, "strip", unsafe=True).fixed == 0
 
 
 # --- bytecode ------------------------------------------------------------------------------------

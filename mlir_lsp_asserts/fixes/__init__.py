@@ -36,7 +36,22 @@ def _assert_findings(result) -> list[tuple[Finding, Op]]:
     reader could not close (a half-typed `"cf.assert"(%0) ({`): the real op has none, and
     deleting it would delete the code the region swallowed, so it gets no fix."""
     ops = {o.start: o for o in assert_ops(result.parsed) if not (o.regions or o.lazy_regions)}
-    return [(f, ops[f.op_start]) for f in result.findings if f.code in RULES_BY_CODE and f.op_start in ops]
+    pairs = [(f, ops[f.op_start]) for f in result.findings if f.code in RULES_BY_CODE and f.op_start in ops]
+    return [] if _no_fixes_for_nul(result.parsed.text, pairs) else pairs
+
+
+# MLIR's lexer reads a NUL character as a space; the reader does not, and may read two statements
+# as one: no fix is offered for such text (a fix planned on a wrong reading can break the IR).
+NUL_REASON = "the text holds a NUL character, which MLIR reads as a space and mlir-lsp's reader does not: no fix"
+
+
+def _no_fixes_for_nul(text: str, pairs: list[tuple[Finding, Op]]) -> bool:
+    """True (and each finding says why it has no fix) when `text` holds a NUL character."""
+    if "\x00" not in text:
+        return False
+    for f, _op in pairs:
+        f.fixes, f.assume_unavailable = [], NUL_REASON
+    return True
 
 
 
@@ -62,6 +77,8 @@ def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
     text[window[0]:window[1]] (an editor's piece of a big function); a fix that would need an
     edit outside it is not offered. `outside` (see `Scope`) answers for the rest of a big block
     when `text` is only part of it; the names found undefined in `text` are returned."""
+    if _no_fixes_for_nul(text, pairs):
+        return set()
     scope = Scope(text, window, outside=outside)
     groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
     group_of = {id(a): g for g in groups for a in g.asserts}
