@@ -360,6 +360,28 @@ def test_no_fix_is_offered_for_text_with_a_nul_character():
     assert fix_text(result, "strip", unsafe=True).fixed == 0
 
 
+def test_an_op_whose_statement_goes_on_at_the_next_line_is_not_cut_in_half(tmp_path):
+    """MLIR is free-form: `%lo = arith.cmpi sge` then `, %in, %c0_i64 : i64` on the next line is one
+    op (the fixes soak's find). The reader ends the op at the line end, so deleting it left the
+    second line behind. Now such an op stays (a dead pure op is valid IR), and an assert whose
+    statement goes on gets no fix; what is fixed, parses."""
+    src = gather("%lo = arith.cmpi sge\n, %in, %c0_i64 : i64\n"
+                 'cf.assert %lo, "negative"\n'
+                 "%ok = arith.cmpi ult, %i, %c77 : index")
+    src = src.replace('    cf.assert %ok, "index out of range"\n', '    cf.assert %ok\n    , "index out of range"\n')
+    assert real_parse_error(src) is None
+    f = write(tmp_path, "a.mlir", src)
+    for mode in MODES:
+        f.write_text(src)
+        res = fix(f, mode)
+        assert res.returncode in (0, 1), res.stdout + res.stderr
+        out = f.read_text()
+        assert real_parse_error(out) is None, out
+        assert 'cf.assert %lo, "negative"' not in out  # the assert on one line is fixed
+        assert "cf.assert %ok\n    , \"index out of range\"" in out  # the one that goes on is kept
+        assert "%lo = arith.cmpi sge\n    , %in, %c0_i64 : i64" in out  # kept whole
+
+
 # --- bytecode ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", MODES)

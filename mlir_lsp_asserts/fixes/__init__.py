@@ -16,7 +16,7 @@ from ..syntax.asserts import assert_ops
 from ..syntax.op_tree import Op
 from ..syntax.scope import Scope
 from .assume import AssumeGroup, build_groups
-from .plan import apply_edits, plan_edits
+from .plan import apply_edits, goes_on, plan_edits
 
 __all__ = ["attach_fixes", "attach_unit_fixes", "fix_asserts", "fix_text", "apply_edits", "FixOutcome"]
 
@@ -37,7 +37,21 @@ def _assert_findings(result) -> list[tuple[Finding, Op]]:
     deleting it would delete the code the region swallowed, so it gets no fix."""
     ops = {o.start: o for o in assert_ops(result.parsed) if not (o.regions or o.lazy_regions)}
     pairs = [(f, ops[f.op_start]) for f in result.findings if f.code in RULES_BY_CODE and f.op_start in ops]
-    return [] if _no_fixes_for_nul(result.parsed.text, pairs) else pairs
+    return [] if _no_fixes_for_nul(result.parsed.text, pairs) else _whole_statements(result.parsed.text, pairs)
+
+
+GOES_ON_REASON = "the assert's statement goes on at the next line, past where mlir-lsp's reader ends it: no fix"
+
+
+def _whole_statements(text: str, pairs: list[tuple[Finding, Op]]) -> list[tuple[Finding, Op]]:
+    """The pairs whose assert ends its statement; the others get no fix, and say why."""
+    kept = []
+    for f, op in pairs:
+        if goes_on(text, op):
+            f.fixes, f.assume_unavailable = [], GOES_ON_REASON
+        else:
+            kept.append((f, op))
+    return kept
 
 
 # MLIR's lexer reads a NUL character as a space; the reader does not, and may read two statements
@@ -79,6 +93,7 @@ def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
     when `text` is only part of it; the names found undefined in `text` are returned."""
     if _no_fixes_for_nul(text, pairs):
         return set()
+    pairs = _whole_statements(text, pairs)
     scope = Scope(text, window, outside=outside)
     groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
     group_of = {id(a): g for g in groups for a in g.asserts}

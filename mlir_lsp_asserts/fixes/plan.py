@@ -24,6 +24,18 @@ PURE_OPS = frozenset({
 })
 
 
+_NEXT_CODE = re.compile(r"(?:\s+|//[^\n]*)*")
+# A statement never starts with these: after an op, they mean its statement goes on (MLIR is
+# free-form; the reader ends an op such as `arith.cmpi` at its line's end).
+_GOES_ON = (",", ":", "=", "(", "[", "<", "->")
+
+
+def goes_on(text: str, op: Op) -> bool:
+    """True when the code after `op` (past blanks, newlines and comments) continues its statement."""
+    m = _NEXT_CODE.match(text, op.end)
+    return text.startswith(_GOES_ON, m.end() if m else op.end)
+
+
 def dead_ops(scope: Scope, seeds: list[Op]) -> list[Op]:
     """`seeds` plus every pure op whose results are used only by removed ops."""
     removed: dict[int, Op] = {id(o): o for o in seeds}
@@ -35,7 +47,7 @@ def dead_ops(scope: Scope, seeds: list[Op]) -> list[Op]:
             if d is None or d.op is None or id(d.op) in removed:
                 continue
             cand = d.op
-            if cand.full_name not in PURE_OPS or cand.regions or cand.lazy_regions:
+            if cand.full_name not in PURE_OPS or cand.regions or cand.lazy_regions or goes_on(scope.text, cand):
                 continue
             if not scope.editable(cand.start, cand.end):
                 continue
