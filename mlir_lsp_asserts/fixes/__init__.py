@@ -8,6 +8,7 @@ drops a runtime check and is unsafe.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..findings import Applicability, Finding, Fix, FixMode, TextEdit
@@ -41,13 +42,27 @@ def _assert_findings(result) -> list[tuple[Finding, Op]]:
 
 
 GOES_ON_REASON = "the assert's statement goes on at the next line, past where mlir-lsp's reader ends it: no fix"
+CONTINUED_REASON = ("a statement of this function goes on at a line that starts with `,`, `:` or `=`, which "
+                    "mlir-lsp's reader does not follow (a use there would be missed): no fix")
+# A line that starts with one of these continues the statement before it (MLIR is free-form).
+_CONTINUED_LINE = re.compile(r"^[ \t]*[,:=]", re.M)
 
 
 def _whole_statements(text: str, pairs: list[tuple[Finding, Op]]) -> list[tuple[Finding, Op]]:
-    """The pairs whose assert ends its statement; the others get no fix, and say why."""
+    """The pairs whose assert ends its statement, in a top-level op with no continued line (where
+    the reader may miss a use, so a fix may delete what is still used); the others get no fix,
+    and say why."""
     kept = []
+    continued: dict[int, bool] = {}  # per top-level op
     for f, op in pairs:
-        if goes_on(text, op):
+        top = op
+        for outer in op.ancestors():
+            top = outer
+        if id(top) not in continued:
+            continued[id(top)] = _CONTINUED_LINE.search(text, top.start, top.end) is not None
+        if continued[id(top)]:
+            f.fixes, f.assume_unavailable = [], CONTINUED_REASON
+        elif goes_on(text, op):
             f.fixes, f.assume_unavailable = [], GOES_ON_REASON
         else:
             kept.append((f, op))
