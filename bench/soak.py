@@ -129,7 +129,11 @@ def soak_reader(inputs: int | None, seconds: float, folder: Path) -> None:
     n = int(executed.group(1)) if executed else data.get("inputs", 0)
     crashes = data.get("crashes", 0)
     saved = [p for p in art.glob("crash-*") if p.suffix != ".txt"] if art.exists() else []  # ours and libFuzzer's
-    libfuzzer_crash = proc.returncode not in (0,) and not executed  # a hang or a crash libFuzzer stopped on
+    # an input libFuzzer stopped on in this run (it still prints its final stats): a hang over
+    # -timeout, a memory blow-up, a native crash
+    stopped_on = [p for kind in ("timeout-*", "oom-*", "leak-*", "crash-*") for p in art.glob(kind)
+                  if not p.suffix and p.stat().st_mtime >= time.time() - elapsed - 1] if art.exists() else []
+    libfuzzer_crash = bool(stopped_on) or (proc.returncode not in (0,) and not executed)
     say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}")
     add_reader_run(folder, n, crashes + bool(libfuzzer_crash), elapsed, "atheris")
     if data.get("bytes") and data.get("inputs"):
@@ -141,6 +145,8 @@ def soak_reader(inputs: int | None, seconds: float, folder: Path) -> None:
         say(f"   crashing inputs saved in {art} (all runs); one again: bench/fuzz_atheris.py --reproduce FILE")
     if libfuzzer_crash:
         say("   libFuzzer stopped early: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+        for p in stopped_on:
+            say(f"   on {p} (again: bench/fuzz_atheris.py --reproduce {p})")
     if crashes or libfuzzer_crash:
         FAILED.append("reader")
 

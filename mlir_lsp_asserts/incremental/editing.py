@@ -189,7 +189,7 @@ class Splicer:
                 or units[0][1].lazy_regions[0][0] != brace:
             return None
         op = units[0][1]
-        op.parent = unit.op.parent
+        op.parent, op.resolved_name = unit.op.parent, None
         renamed = op.full_name != unit.op.full_name
         unit.body_chars += (len(merged) - brace) - (len(old.text) - unit.brace)
         unit.op, unit.brace = op, brace

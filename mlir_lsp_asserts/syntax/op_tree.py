@@ -116,6 +116,10 @@ class Op:
     # Where each child op sits ({id(op): (region, block, index)}), made by `scope.containing` on first
     # use: it lives and dies with its tree (a module-level table kept old texts' trees alive).
     places: dict | None = field(default=None, repr=False)
+    # `full_name` of a short name, resolved once: it asks the parents' full names, which would
+    # make a chain of short names (a fuzzer's `a { b { c {...`) quadratic, 29 s for 64 kB. Reset
+    # by whoever sets `parent` after it was asked (incremental/editing.py).
+    resolved_name: str | None = field(default=None, repr=False)
 
     @property
     def full_name(self) -> str:
@@ -123,6 +127,11 @@ class Op:
         name = self.name
         if "." in name:
             return name
+        if self.resolved_name is None:
+            self.resolved_name = self._resolve(name)
+        return self.resolved_name
+
+    def _resolve(self, name: str) -> str:
         if name in BUILTIN_SHORT_NAMES:
             return "builtin." + name
         parent = self.parent
