@@ -288,4 +288,8 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         _serve()
     else:
-        json.dump(_answer_until_an_error(json.load(sys.stdin)), sys.stdout)
+        # the answer out, then away at once: the last parse may have broken the heap, and the
+        # interpreter's own cleanup at exit would then abort (seen in CI)
+        sys.stdout.write(json.dumps(_answer_until_an_error(json.load(sys.stdin))))
+        sys.stdout.flush()
+        os._exit(0)
