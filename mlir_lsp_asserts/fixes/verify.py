@@ -1,5 +1,5 @@
 """The real parser (iree.compiler.ir) as the judge of fixed text, never in this process: in a
-worker child kept for WORKER_PARSES parses (`real_parse_error`), or in a child per batch
+worker child kept for WORKER_PARSES parses (`real_parse_error`), or in a child per text
 (`real_parse_errors_in_child`), which keeps the parser's memory out of ours.
 
 Why not in this process: MLIR's parser corrupts the heap of the process it runs in on some of its
@@ -8,8 +8,8 @@ argument: tests/data/parser_use_after_free.mlir), and a later parse or allocatio
 (`malloc(): unaligned tcache chunk detected`) or crashes; iree-opt itself does the same
 (docs/reliability.md, "The native abort"). So no process parses again after a parse error: the
 worker imports the parser once and forks the process that parses, which exits after its first
-error (the next is forked from the clean worker in milliseconds); a child per batch stops at its
-first error (the rest go to a new child); and a worker that dies on a parse is replaced and the
+error (the next is forked from the clean worker in milliseconds); a child per text parses
+only that text; and a worker that dies on a parse is replaced and the
 parse tried once more."""
 
 from __future__ import annotations
@@ -254,23 +254,26 @@ def judge_fix(text: str, fixed: str, *, in_child: bool = False) -> tuple[str | N
 
 
 def real_parse_errors_in_child(texts: list[str], timeout: float = CHILD_TIMEOUT) -> list[str | None]:
-    """`real_parse_error` of each text, run in child Python processes: a child answers texts up to
-    its first parse error, the rest go to a new one. Raises SourceError when a child fails (crash,
-    timeout) with what it said."""
+    """`real_parse_error` of each text, each in a child Python process of its own (a parse error
+    can break the heap of the process, and even the parse that breaks it can die of it when the
+    heap held an earlier parse's memory); a child that dies is replaced once. Raises SourceError
+    when two children in a row die on the same text, or on a timeout, with what it said."""
     from ..source import SourceError
 
     verdicts: list[str | None] = []
-    while len(verdicts) < len(texts):
-        try:
-            p = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts.fixes.verify"],
-                               input=json.dumps(texts[len(verdicts):]), capture_output=True, text=True,
-                               timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise SourceError(f"the real parser did not finish in {timeout:.0f} s") from None
-        if p.returncode != 0:
-            last = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
-            raise SourceError(f"the real parser's process failed ({last[:200]})")
-        verdicts.extend(json.loads(p.stdout))
+    for text in texts:
+        for attempt in (1, 2):
+            try:
+                p = subprocess.run([sys.executable, "-m", "mlir_lsp_asserts.fixes.verify"],
+                                   input=json.dumps([text]), capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise SourceError(f"the real parser did not finish in {timeout:.0f} s") from None
+            if p.returncode == 0:
+                verdicts.extend(json.loads(p.stdout))
+                break
+            if attempt == 2:
+                last = (p.stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
+                raise SourceError(f"the real parser's process failed ({last[:200]})")
     return verdicts
 
 
