@@ -125,7 +125,8 @@ def test_a_batch_in_a_child_reads_every_text_after_a_heap_breaking_one():
     uaf, good = UAF.read_text(), fuzzlib.fix_sources()[0]
     verdicts = verify.real_parse_errors_in_child([uaf, uaf, good, uaf, good])
     assert [v is None for v in verdicts] == [False, False, True, False, True]
-    assert all("redefinition of block '^bb0'" in v for v in verdicts if v is not None)
+    # the parser's error, or (the heap broke within that parse, twice) that the process died
+    assert all("redefinition of block '^bb0'" in v or "process failed twice" in v for v in verdicts if v)
 
 
 def test_without_fork_the_worker_parses_itself_and_ends_after_its_first_error():
