@@ -97,7 +97,7 @@ def attach_fixes(result, settings) -> None:
         unit = result.parsed.unit_at(op.start)
         by_unit.setdefault(id(unit[1]) if unit else 0, []).append((f, op))
     for unit_pairs in by_unit.values():
-        attach_unit_fixes(text, unit_pairs, settings)
+        _attach_checked_unit_fixes(text, unit_pairs, settings)
 
 
 def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
@@ -108,7 +108,13 @@ def attach_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
     when `text` is only part of it; the names found undefined in `text` are returned."""
     if _no_fixes_for_nul(text, pairs):
         return set()
-    pairs = _whole_statements(text, pairs)
+    return _attach_checked_unit_fixes(text, _whole_statements(text, pairs), settings, window, outside)
+
+
+def _attach_checked_unit_fixes(text: str, pairs: list[tuple[Finding, Op]], settings,
+                               window: tuple[int, int] | None = None, outside=None) -> set[str] | None:
+    """`attach_unit_fixes` for pairs already past `_no_fixes_for_nul` and `_whole_statements`
+    (`attach_fixes` checks the whole text once, not once per unit)."""
     scope = Scope(text, window, outside=outside)
     groups, reasons = build_groups(scope, text, [op for _f, op in pairs])
     group_of = {id(a): g for g in groups for a in g.asserts}
