@@ -362,9 +362,11 @@ def test_no_fix_is_offered_for_text_with_a_nul_character():
 
 def test_a_function_with_a_statement_that_goes_on_at_the_next_line_gets_no_fix(tmp_path):
     """MLIR is free-form: `%lo = arith.cmpi sge` then `, %in, %c0_i64 : i64` on the next line is one
-    op (the fixes soak's find). The reader ends the op at the line end: deleting it left the
-    second line behind, and a use on that line is missed, so another assert's fix deleted
-    `%c0_i64`, still used there. Such a function keeps its findings, gets no fix, and says why."""
+    op (the fixes soak's find). The reader then ended the op at the line end: deleting it left
+    the second line behind, and a use on that line was missed, so another assert's fix deleted
+    `%c0_i64`, still used there. The reader now reads such an op whole (tests/test_statements.py),
+    but a function with a line that starts with `,` `:` `=` still gets no fix, and says why: the
+    fixes' own scans for uses and statement ends go by lines."""
     src = gather("%lo = arith.cmpi sge\n, %in, %c0_i64 : i64\n"
                  'cf.assert %lo, "negative"\n'
                  "%ok = arith.cmpi ult, %i, %c77 : index")

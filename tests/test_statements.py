@@ -118,3 +118,26 @@ def test_the_line_rule_on_continuations_labels_and_nested_regions():
         for probe in range(op.start, op.end):
             assert [_shape(g) for g in bs.statement_at(probe)] == [_shape(op)], (op.name, probe)
     assert bs.has_labels()
+
+
+def test_a_line_that_starts_with_a_comma_goes_on_with_the_op_before_it():
+    """MLIR is free-form: `cf.assert %0` then `, "msg"` on the next line is one op (as the real
+    parser reads it), not a stray `,` reported as MLS001 "expected an operation"."""
+    from mlir_lsp_asserts.fixes.verify import real_parse_error
+
+    text = """func.func @f(%a: i64) -> i64 {
+  %c0 = arith.constant 0 : i64
+  %0 = arith.cmpi slt, %a
+      , %c0 : i64
+  cf.assert %0
+     , "negative"
+  return %a : i64
+}
+"""
+    assert real_parse_error(text) is None
+    result = check_text(text)
+    assert [(f.code, f.span.start_pos.line) for f in result.findings] == [("MLA003", 4)]  # 0-based: line 5
+    full = parse(text, lazy=False)
+    ops = [op.name for op in full.units()[0][1].regions[0].blocks[0].ops]
+    assert ops == ["arith.constant", "arith.cmpi", "cf.assert", "return"]
+    assert _statement_mismatches(text) == (4, [])

@@ -43,7 +43,7 @@ def _assert_findings(result) -> list[tuple[Finding, Op]]:
 
 GOES_ON_REASON = "the assert's statement goes on at the next line, past where mlir-lsp's reader ends it: no fix"
 CONTINUED_REASON = ("a statement of this function goes on at a line that starts with `,`, `:` or `=`, which "
-                    "mlir-lsp's reader does not follow (a use there would be missed): no fix")
+                    "mlir-lsp's fixes do not follow (their scans for uses go by lines): no fix")
 # A line that starts with one of these continues the statement before it (MLIR is free-form).
 _CONTINUED_LINE = re.compile(r"^[ \t]*[,:=]", re.M)
 

@@ -8,7 +8,7 @@ caller asks about.
 
 How an op's extent is found: an op starts at a statement start (results `%a, %b:2 =`, a bare or
 quoted name) and runs until, outside parentheses and brackets, a line ends that is not
-continued (the line ends in `,` `=` `:` `->` `(`, or the next line starts with `->` `:` `{` `(`
+continued (the line ends in `,` `=` `:` `->` `(`, or the next line starts with `->` `:` `,` `{` `(`
 `[` `=`, a keyword such as `ins`/`outs`/`to`/`step`/`attributes`/`else`, or `word(`), or the
 enclosing region's `}` comes. `{` opens a region when what follows is an op, a block label or
 `%`; otherwise it opens an attribute dictionary, which is skipped as a whole.
@@ -325,7 +325,7 @@ class Reader:
         if q >= end:
             return False
         c = text[q]
-        if c in ":{([=@-<" or c.isdigit():
+        if c in ":{([=@-<," or c.isdigit():
             return True
         if c == "%":  # operands on the next line, unless a new op `%a, %b = ...` starts
             return RESULTS.match(text, q, end) is None
