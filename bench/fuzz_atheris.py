@@ -62,6 +62,10 @@ def test_one_input(data: bytes) -> None:
     STATS["bytes"] += len(data)
     try:
         fuzzlib.check_reader(text)
+    except KeyboardInterrupt:  # someone stopped the run (soak.py counts it as no crash)
+        STATS["interrupted"] = True
+        _write_stats(force=True)
+        os._exit(130)
     except Exception as e:  # noqa: BLE001 - a finding of the fuzzer: save it and go on
         kind = f"{type(e).__name__}: {str(e)[:120]}"
         STATS["crashes"] += 1

@@ -133,8 +133,11 @@ def soak_reader(inputs: int | None, seconds: float, folder: Path) -> None:
     # -timeout, a memory blow-up, a native crash
     stopped_on = [p for kind in ("timeout-*", "oom-*", "leak-*", "crash-*") for p in art.glob(kind)
                   if not p.suffix and p.stat().st_mtime >= time.time() - elapsed - 1] if art.exists() else []
-    libfuzzer_crash = bool(stopped_on) or (proc.returncode not in (0,) and not executed)
-    say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}")
+    # libFuzzer's answer to SIGINT (someone stopped the run): its inputs count, it is no crash
+    interrupted = "run interrupted" in proc.stderr or bool(data.get("interrupted"))
+    libfuzzer_crash = bool(stopped_on) or (proc.returncode != 0 and not executed and not interrupted)
+    say(f"   inputs tried: {n:,}   crashes: {crashes}   time: {elapsed:,.0f} s   rate: {fmt_rate(n, elapsed)}"
+        + ("   (interrupted)" if interrupted else ""))
     add_reader_run(folder, n, crashes + bool(libfuzzer_crash), elapsed, "atheris")
     if data.get("bytes") and data.get("inputs"):
         say(f"   mean input size: {data['bytes'] / data['inputs']:,.0f} bytes; "
