@@ -241,8 +241,18 @@ def find_config_file(start: Path) -> Path | None:
     return None
 
 
-@functools.lru_cache(maxsize=256)
 def _has_tool_table(py: Path) -> bool:
+    """Does this pyproject.toml have a `[tool.mlir-lsp]` table? Read again when the file changes
+    (size or mtime): a server lives through edits to it."""
+    try:
+        st = py.stat()
+    except OSError:
+        return False
+    return _has_tool_table_as_of(py, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _has_tool_table_as_of(py: Path, _mtime_ns: int, _size: int) -> bool:
     try:
         data = tomllib.loads(py.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

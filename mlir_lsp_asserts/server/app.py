@@ -40,6 +40,7 @@ from . import (
     publishing,
     sync_feature,
     tokens_feature,
+    workspace_feature,
 )
 from .disk_files_state import DiskFiles
 from .dispatch_graph_state import GraphViewerState
@@ -125,7 +126,8 @@ class MlirLspServer(LanguageServer):
 
 server = MlirLspServer()
 for feature in (lifecycle, sync_feature, publishing, code_actions_feature, navigation_feature, tokens_feature,
-                dispatch_feature, dispatch_graph_feature, bytecode_feature, disk_files_feature):
+                dispatch_feature, dispatch_graph_feature, bytecode_feature, disk_files_feature,
+                workspace_feature):
     feature.setup(server)
 
 

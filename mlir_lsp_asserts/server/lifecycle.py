@@ -68,6 +68,7 @@ async def initialized(ls, params: types.InitializedParams):
     threading.Thread(target=_warm_up, args=(ls,), name="mlir-lsp-warm-up", daemon=True).start()
     await pull_configuration(ls)
     workspace_feature.start(ls)
+    await workspace_feature.watch_config_files(ls)
 
 
 WARM_UP_TEXT = """func.func @f(%t: tensor<4xi64>, %w: tensor<77xf16>) -> tensor<4xf16> {
@@ -121,13 +122,8 @@ async def did_change_configuration(ls, params: types.DidChangeConfigurationParam
 
 
 def republish(ls) -> None:
-    """New settings: push to the documents whose diagnostics are pushed, and ask clients that
-    pull to pull again (one refresh for all their documents)."""
-    for uri in list(ls.documents):
-        if uri not in ls.pulled:
-            ls.publish(uri)
-    if ls.pulled:
-        ls.publish(next(iter(ls.pulled)), refresh_pull=True)
+    """New settings: every open document's diagnostics again (`file_settings.republish`)."""
+    file_settings.republish(ls, list(ls.documents))
 
 
 def _exit_with_client(ls, pid: int) -> None:

@@ -9,6 +9,11 @@ queue behind a scan of 50 MB files (with the checks in a server thread, edits ne
 took 62-78 ms p95 while a scan ran, 3.5-5 ms without). A file is read as `mlir-lsp --check` reads
 it (`source.read_source`): an export's resource section (its weights inline) is not read at all.
 
+A config file (`mlir-lsp.toml`, `pyproject.toml`) that is written, created or deleted is seen by
+the same watcher, or by the client's own (`workspace/didChangeWatchedFiles`, registered when the
+client can): open documents take their new settings and publish, and the `.mlir` files on disk
+under its folder are checked again.
+
 Settings (`ls.options.workspace`, see `options.WorkspaceOptions`): `workspace.watch` (default
 true), `workspace.maxFiles` (5000, files past it are not checked and a message says so),
 `workspace.maxFileMegabytes` (512: of IR; a resource section does not count).
@@ -35,6 +40,7 @@ from ..config import Settings, editor_settings_for
 from ..files import discover
 from ..source import SourceError, read_source
 from ..watching import changed_paths
+from . import file_settings
 from .convert import diagnostic_json
 from .guards import outside_workspace, roots
 from .open_documents import uri_path
@@ -125,6 +131,7 @@ class WorkspaceWatch:
         self.published: set[str] = set()  # uris of files on disk with findings shown
         self.observer = None
         self.pending: dict[str, float] = {}  # path -> time of the last event
+        self.configs: dict[str, float] = {}  # config files written, as `pending`
         self.cond = threading.Condition()
         self.stopped = False
         self.running = False  # a scan-and-watch thread of `generation` is on
@@ -212,9 +219,9 @@ def _scan_and_watch(ls, rs: list[str], generation: int) -> None:
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event):
             # Only writes: our own reads would otherwise come back as opened/closed events.
-            for p in changed_paths(event, (".mlir",)):
+            for p in changed_paths(event, (".mlir", *CONFIG_ENDINGS)):
                 with state.cond:
-                    state.pending[p] = time.monotonic()
+                    (state.pending if p.endswith(".mlir") else state.configs)[p] = time.monotonic()
                     state.cond.notify()
 
     observer = Observer()
@@ -262,11 +269,76 @@ def _drain(ls, generation: int) -> None:
             if not state.live(generation):
                 return
             now = time.monotonic()
+            configs = [p for p, t in state.configs.items() if now - t >= DEBOUNCE_SECONDS]
+            for p in configs:
+                del state.configs[p]
             ready = [p for p, t in state.pending.items() if now - t >= DEBOUNCE_SECONDS]
             for p in ready:
                 del state.pending[p]
-            if not ready:
-                state.cond.wait(DEBOUNCE_SECONDS if state.pending else None)
+            if not ready and not configs:
+                state.cond.wait(DEBOUNCE_SECONDS if state.pending or state.configs else None)
                 continue
+        if configs:
+            config_changed(ls, configs)
         for p in ready:
             check_file(ls, p)
+
+
+CONFIG_NAMES = ("mlir-lsp.toml", "pyproject.toml")
+CONFIG_ENDINGS = tuple(os.sep + n for n in CONFIG_NAMES)
+
+
+def config_changed(ls, paths: list[str]) -> None:
+    """Config files were written, created or deleted (any thread): each open document whose
+    settings are now other is checked again and published; the `.mlir` files on disk under those
+    folders (within the workspace) are queued for the watcher to check again."""
+    uris = file_settings.resettle(ls)
+    if uris:
+        log.info("config files changed (%s): %d open documents checked again", ", ".join(paths), len(uris))
+        ls.in_loop(file_settings.republish, ls, uris)
+    state = ls.watch
+    if not (ls.options.workspace.watch and state.running):
+        return
+    folders = {os.path.dirname(os.path.abspath(p)) for p in paths}
+    targets = sorted({r if _under(r, f) else f for f in folders for r in roots(ls) if _under(r, f) or _under(f, r)})
+    files, _problems = discover(targets, exclude=tuple(f"*/{d}" for d in SKIP_DIRS)) if targets else ([], [])
+    log.info("config files changed: %d files on disk under %s checked again", len(files), ", ".join(targets))
+    with state.cond:
+        ready = time.monotonic() - DEBOUNCE_SECONDS
+        for f in files:
+            if f.endswith(".mlir"):
+                state.pending.setdefault(f, ready)
+        state.cond.notify()
+
+
+def _under(path: str, folder: str) -> bool:
+    path, folder = os.path.abspath(path), os.path.abspath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
+    """The client's watcher saw config files change (registered by `watch_config_files`)."""
+    paths = [p for p in (uri_path(c.uri) for c in params.changes) if p and p.endswith(CONFIG_ENDINGS)]
+    if paths:
+        threading.Thread(target=config_changed, args=(ls, paths), name="config-changed", daemon=True).start()
+
+
+async def watch_config_files(ls) -> None:
+    """Ask the client to watch the config files for us, when it can register watchers (VS
+    Code; Neovim where its file watcher is on): it sees them also outside the workspace folders
+    and when `workspace.watch` is off."""
+    caps = ls.client_capabilities
+    ws = caps.workspace if caps else None
+    if not (ws and ws.did_change_watched_files and ws.did_change_watched_files.dynamic_registration):
+        return
+    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{n}") for n in CONFIG_NAMES]
+    registration = types.Registration(id="mlir-lsp-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                      register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers))
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams([registration]))
+    except Exception as e:  # noqa: BLE001 - a client that refuses keeps our own watcher
+        log.info("client/registerCapability (config files) failed: %s", e)
+
+
+def setup(server) -> None:
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
