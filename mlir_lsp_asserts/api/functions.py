@@ -92,24 +92,23 @@ def fix(src: Src, mode: str = "assume") -> FixResult:
                      tuple(Finding.of(f) for f in left.findings), tuple(notes))
 
 
-def _flags(profile: str, flags: Flags) -> list[str]:
+def _request(profile: str, flags: Flags, compiler: str | None, timeout: float, cache: bool, *,
+             what_if: str | None = None, stream: bool = False):
+    """The count request, built as the CLI and the server build theirs (`dispatch.request.count_request`
+    over the settings: the profile's flags, then the extra ones), with the API's errors."""
     from ..config import Settings
+    from ..dispatch.compiler import CompilerError
+    from ..dispatch.request import count_request
     from ..iree_flags.flags import split_flags
 
-    try:  # as the CLI and the server resolve them (config.Settings.dispatch_flags)
-        extra = split_flags(flags if isinstance(flags, str) else list(flags))
-        return Settings(profile=profile, flags=tuple(extra)).dispatch_flags()
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def _compiler(path: str | None):
-    from ..dispatch.compiler import CompilerError, find_compiler
-
     try:
-        return find_compiler(path)
+        extra = split_flags(flags if isinstance(flags, str) else list(flags))
+        return count_request(Settings(profile=profile, flags=tuple(extra)), compiler=compiler, timeout=timeout,
+                             what_if=what_if, stream=stream, cache=cache)
     except CompilerError as e:
         raise CompileError(str(e)) from None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def count_dispatches(src: Src, profile: str = "default", what_if: str | None = None, *, flags: Flags = (),
@@ -128,11 +127,12 @@ def count_dispatches(src: Src, profile: str = "default", what_if: str | None = N
     from ..dispatch.preview import initializer_split, preview
 
     mode = _mode(what_if).value if what_if is not None else None
-    fl = _flags(profile, flags)
+    req = _request(profile, flags, compiler, timeout, cache, what_if=mode, stream=stream)
     inp = read_input(src, weights=True)
-    counter = DispatchCounter(_compiler(compiler), timeout=timeout, disk_cache=cache)
+    counter = DispatchCounter(req.compiler, timeout=req.timeout, disk_cache=req.cache)
     with _errors(inp):
-        pv = preview(counter, inp.name, inp.text, profile, fl, what_if=mode, stream=stream, input_path=inp.path)
+        pv = preview(counter, inp.name, inp.text, req.profile, list(req.flags), what_if=req.what_if,
+                     stream=req.stream, input_path=inp.path)
     wi = pv.what_if
     init, funcs = initializer_split(pv.per_function)
     return DispatchCount(inp.name, profile, pv.compiler_version, pv.flow_dispatches, dict(pv.per_function), init, funcs,
@@ -159,9 +159,10 @@ def compile_fixed(src: Src, fix_mode: str = "assume", *, output_file: str | os.P
     from ..dispatch.compile_fixed import FixedCompile
 
     fm = _mode(fix_mode)
-    fl = _flags(profile, flags)
+    req = _request(profile, flags, compiler, timeout, cache)
+    fl = list(req.flags)
     inp = read_input(src, weights=True)
-    job = FixedCompile(_compiler(compiler), timeout=timeout, disk_cache=cache)
+    job = FixedCompile(req.compiler, timeout=req.timeout, disk_cache=req.cache)
     with _errors(inp):
         if output_file is not None:
             return job.run(inp.text, fl, fix_mode=fm, output=os.fspath(output_file), count_unfixed=count_unfixed,
