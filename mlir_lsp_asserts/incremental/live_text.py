@@ -129,9 +129,6 @@ class LiveText:
         i = bisect.bisect_right(self._line0, max(line, 0)) - 1
         return max(0, min(i, len(self.pieces) - 1))
 
-    def line0(self, i: int) -> int:
-        return self._line0[i]
-
     def locate(self, line: int, character: int) -> tuple[int, int]:
         """(piece index, offset in the piece) of a position, clamped into the document."""
         i = self.piece_at_line(line)
