@@ -26,12 +26,12 @@ demo: setup
 
 # Two pytest-xdist workers (TEST_JOBS=auto or 1 to change); the browser tests share one worker
 # (xdist_group in tests/conftest.py). Screenshots go to the ignored tests/artifacts/; the docs'
-# copies in docs/images/ are replaced only with MLIR_LSP_DOC_IMAGES=1.
+# copies in docs/images/ are replaced only with MLIR_LSP_DOC_IMAGES=1. The 15 slowest tests are listed at the end.
 TEST_JOBS ?= 2
 PYTEST_XDIST := -n $(TEST_JOBS) --dist loadgroup
 
 test: setup
-	$(BIN)/python -m pytest -q $(PYTEST_XDIST)
+	$(BIN)/python -m pytest -q $(PYTEST_XDIST) --durations=15
 
 # ruff (pyproject.toml [tool.ruff]) and mypy (its [tool.mypy]: the packages it checks, the strictness).
 lint: setup
