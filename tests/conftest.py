@@ -37,6 +37,22 @@ UPDATE_DOC_IMAGES = "MLIR_LSP_DOC_IMAGES"
 BROWSER_FILES = frozenset({"test_dispatch_graph.py", "test_vscode_e2e.py"})
 
 
+def _answer_capability_registrations() -> None:
+    """pytest-lsp's client answers `client/registerCapability` as VS Code and Neovim do (it
+    declares VS Code's and Neovim's capabilities, dynamic registration included, but has no
+    handler: the server's registration of its config-file watchers would fail every LSP test).
+    The registrations are kept on the client (`client.registrations`)."""
+    from lsprotocol import types
+    from pytest_lsp.client import default_feature
+
+    @default_feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(ls, params):  # `ls`: pygls passes the client first by that name
+        ls.registrations = [*getattr(ls, "registrations", []), *params.registrations]
+
+
+_answer_capability_registrations()
+
+
 def pytest_sessionstart(session):
     """Every test module takes its data from SHARED (defined here only): without it, say so once."""
     if not FIXTURES.is_dir():

@@ -22,10 +22,8 @@ SERVER = [sys.executable, "-m", "mlir_lsp_asserts", "--stdio"]
 
 
 @contextlib.asynccontextmanager
-async def lsp_server(tmp: Path, *, command=None, env=None, options=None, folders=(), client="visual-studio-code",
-                     prepare=None):
-    """A started and initialized server; XDG_CACHE_HOME and TMPDIR inside `tmp`; `prepare(client)`
-    runs before the start (e.g. to add handlers of server-to-client requests)."""
+async def lsp_server(tmp: Path, *, command=None, env=None, options=None, folders=(), client="visual-studio-code"):
+    """A started and initialized server; XDG_CACHE_HOME and TMPDIR inside `tmp`."""
     full_env = dict(os.environ)
     full_env.pop("CI", None)
     (tmp / "cache").mkdir(exist_ok=True)
@@ -33,8 +31,6 @@ async def lsp_server(tmp: Path, *, command=None, env=None, options=None, folders
     full_env.update(XDG_CACHE_HOME=str(tmp / "cache"), TMPDIR=str(tmp / "tmp"))
     full_env.update(env or {})
     lsp = make_test_lsp_client()
-    if prepare is not None:
-        prepare(lsp)
     if options:  # workspace/configuration pulls get the same settings as the options
         lsp.set_configuration(options.get("mlirLsp", options), section="mlirLsp")
     cmd = command or SERVER

@@ -42,19 +42,12 @@ def workspace_with(tmp_path, *names: str):
 @pytest.mark.asyncio(loop_scope="function")
 async def test_a_config_file_written_in_the_workspace_applies_to_open_and_closed_files(tmp_path):
     ws, (opened, closed) = workspace_with(tmp_path, "open.mlir", "closed.mlir")
-    registrations: list = []
-
-    def prepare(client):
-        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
-        def register(params: types.RegistrationParams):
-            registrations.extend(params.registrations)
-
-    async with lsp_server(tmp_path, folders=[ws], prepare=prepare) as lsp:
+    async with lsp_server(tmp_path, folders=[ws]) as lsp:
         assert codes(await scanned(lsp, closed.as_uri())) == ALL
         assert codes(await open_and_wait(lsp, opened.as_uri(), TEXT)) == ALL
         # the client (VS Code's capabilities) is asked to watch the config files too
-        watched = [w["globPattern"] for r in registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-                   for w in r.register_options["watchers"]]
+        watched = [w["globPattern"] for r in getattr(lsp, "registrations", [])
+                   if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for w in r.register_options["watchers"]]
         assert sorted(watched) == ["**/mlir-lsp.toml", "**/pyproject.toml"]
         # this client watches nothing: the server's own watcher sees the new file
         (ws / "pyproject.toml").write_text('[project]\nname = "m"\n\n[tool.mlir-lsp]\nignore = ["MLA003"]\n')
