@@ -98,3 +98,19 @@ async def wait_until(pred, timeout: float = 30.0, step: float = 0.05):
             return v
         await asyncio.sleep(step)
     return pred()
+
+
+def forget_published(lsp, uri: str) -> None:
+    """Drop what the client keeps of `uri`'s last publish, before an action that should publish."""
+    lsp.diagnostics.pop(uri, None)
+
+
+async def published_again(lsp, uri: str, timeout: float = 120):
+    """The non-empty diagnostics published for `uri` since `forget_published`. pytest-lsp keeps
+    the last publish per uri whether or not a test waits for it, while `wait_for_notification`
+    misses one that comes before the next wait: the kept one is checked each second."""
+    async with asyncio.timeout(timeout):
+        while not lsp.diagnostics.get(uri):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 1)
+    return lsp.diagnostics[uri]

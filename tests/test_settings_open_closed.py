@@ -11,18 +11,10 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from reliability_lsp import REPRO, lsp_server, open_and_wait
+from reliability_lsp import REPRO, forget_published, lsp_server, open_and_wait, published_again
 
 HOST_ASSERT = '\nfunc.func @host(%ok: i1) {\n  cf.assert %ok, "checked on the host"\n  return\n}\n'
 TEXT = REPRO.read_text() + HOST_ASSERT  # four MLA001 and one MLA003
-
-
-async def next_publish(lsp, uri: str):
-    """The next non-empty diagnostics published for `uri`."""
-    while True:
-        p = await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 120)
-        if p.uri == uri and p.diagnostics:
-            return p.diagnostics
 
 
 async def scanned(lsp, uri: str):
@@ -52,8 +44,9 @@ async def test_editor_ignore_holds_for_open_and_closed_files(tmp_path):
             assert codes(await scanned(lsp, uri)) == want, ("closed (scan)", uri)
         for uri, want in expected.items():
             assert codes(await open_and_wait(lsp, uri, TEXT)) == want, ("open", uri)
+            forget_published(lsp, uri)
             lsp.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
-            assert codes(await next_publish(lsp, uri)) == want, ("closed again (watcher)", uri)
-            from_disk = asyncio.ensure_future(next_publish(lsp, uri))
+            assert codes(await published_again(lsp, uri)) == want, ("closed again (watcher)", uri)
+            forget_published(lsp, uri)
             res = await lsp.protocol.send_request_async("mlirLsp/checkFromDisk", {"uri": uri, "force": True})
-            assert codes(await from_disk) == want, ("checkFromDisk", uri, res)
+            assert codes(await published_again(lsp, uri)) == want, ("checkFromDisk", uri, res)

@@ -8,17 +8,9 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from reliability_lsp import REPRO, lsp_server
+from reliability_lsp import REPRO, forget_published, lsp_server, published_again
 
 HOST_ASSERT = '\nfunc.func @host(%ok: i1) {\n  cf.assert %ok, "checked on the host"\n  return\n}\n'
-
-
-async def next_publish(lsp, uri: str):
-    """The next non-empty diagnostics published for `uri`."""
-    while True:
-        p = await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 90)
-        if p.uri == uri and p.diagnostics:
-            return p.diagnostics
 
 
 def watch(on: bool) -> types.DidChangeConfigurationParams:
@@ -36,11 +28,12 @@ async def test_watch_turned_off_and_on_again_watches_again(tmp_path):
         while not lsp.diagnostics.get(uri):  # the first scan
             await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 90)
         lsp.workspace_did_change_configuration(watch(False))
-        rescanned = asyncio.ensure_future(next_publish(lsp, uri))
+        forget_published(lsp, uri)
         lsp.workspace_did_change_configuration(watch(True))
-        assert len(await rescanned) == 4  # scanned again
+        assert len(await published_again(lsp, uri)) == 4  # scanned again
+        forget_published(lsp, uri)
         f.write_text(REPRO.read_text() + HOST_ASSERT)  # and watched: a write is checked
-        assert sorted(str(d.code) for d in await next_publish(lsp, uri)) == ["MLA001"] * 4 + ["MLA003"]
+        assert sorted(str(d.code) for d in await published_again(lsp, uri)) == ["MLA001"] * 4 + ["MLA003"]
 
 
 def scan_begins(lsp) -> int:
@@ -62,7 +55,7 @@ async def test_every_scan_shows_its_progress(tmp_path):
         while not lsp.diagnostics.get(uri):
             await asyncio.wait_for(lsp.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 90)
         lsp.workspace_did_change_configuration(watch(False))
-        rescanned = asyncio.ensure_future(next_publish(lsp, uri))
+        forget_published(lsp, uri)
         lsp.workspace_did_change_configuration(watch(True))
-        await rescanned  # the scan's begin is sent before its first publish, from the same thread
+        await published_again(lsp, uri)  # the scan's begin is sent before its first publish, from the same thread
         assert scan_begins(lsp) == 2, lsp.progress_reports
