@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import tempfile
@@ -119,6 +120,23 @@ def write_atomic(path: str, data: bytes | Callable[[BinaryIO], None],
         os.replace(tmp, target)
     except BaseException:
         _unlink_quietly(tmp)
+        raise
+
+
+def write_new_or_atomic(path: str | Path, data: bytes) -> None:
+    """`write_atomic`, also for a file that does not exist yet: it is made first (empty,
+    with the mode the umask gives), then replaced whole. Raises OSError."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        write_atomic(str(path), data)
+        return
+    os.close(fd)
+    try:
+        write_atomic(str(path), data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         raise
 
 

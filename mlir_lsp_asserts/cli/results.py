@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..dispatch.cache import write_new_or_atomic
-from ..files import load_json
+from ..files import load_json, write_new_or_atomic
 from ..shards import parse_shard, select
 
 RESULTS_KEY, RESULTS_VERSION = "mlir-lsp-results", 1

@@ -17,9 +17,8 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..files import load_json
+from ..files import load_json, write_new_or_atomic
 from .attribution import Site, describe, dispatch_name
-from .cache import write_new_or_atomic
 from .results import Dispatch
 
 

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
+from ..files import write_new_or_atomic
 
 MEMORY_ENTRIES = 64
 MEMORY_BYTES = 64 * 1024 * 1024
@@ -35,23 +35,6 @@ def cache_root() -> Path:
     """mlir-lsp's cache folder ($XDG_CACHE_HOME/mlir-lsp, else ~/.cache/mlir-lsp)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mlir-lsp"
-
-
-def write_new_or_atomic(path: str | Path, data: bytes) -> None:
-    """`files.write_atomic`, also for a file that does not exist yet: it is made first (empty,
-    with the mode the umask gives), then replaced whole. Raises OSError."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        write_atomic(str(path), data)
-        return
-    os.close(fd)
-    try:
-        write_atomic(str(path), data)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
 
 
 def read_json(path: Path | None) -> Any:

@@ -23,9 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import load_json
+from ..files import load_json, write_new_or_atomic
 from .baselines import Baseline, BaselineError
-from .cache import write_new_or_atomic
 
 COUNT_KEY, SIZE_KEY = "golden_dispatch_count", "golden_binary_size"
 SIDECAR_SUFFIX = ".mlir-lsp.json"

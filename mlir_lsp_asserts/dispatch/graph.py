@@ -34,8 +34,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..files import write_new_or_atomic
 from ..iree_flags.flags import profile_flags
-from .cache import write_new_or_atomic
 from .count import DispatchCounter
 from .dataflow import dispatch_flows, dispatch_positions
 from .diff import Comparison, Side, causes_text, diff
