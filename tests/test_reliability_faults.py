@@ -225,3 +225,37 @@ async def test_a_document_reopened_at_the_same_version_never_gets_the_closed_tex
         titles = [lens.command.title for lens in lenses if lens.command]
         assert titles and titles[0].startswith("4 dispatches"), titles
         assert not any("1660" in t or "1,660" in t for t in titles), titles
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_an_edit_while_the_first_count_finds_its_compiler_stops_the_old_texts_compile(tmp_path):
+    """The open's count has read its text and is still finding the compiler (a `--version` run:
+    the wrapper makes it take 2 s) when an edit and a save come. The edit's cancel found no
+    compile to kill yet; the old text (the prompt encoder, a minute of compiling) must still not
+    be compiled, and the new text's count (the repro's 4) is the one the server keeps."""
+    marker = str(tmp_path)
+    asked = tmp_path / "version-asked"
+    slow = wrapper(tmp_path / "iree-compile-slow-version",
+                   f'case "$*" in *--version*) touch "{asked}"; sleep 2;; esac\nexec "{REAL}" "$@"\n')
+    model = tmp_path / "model.mlir"
+    model.write_text(ENCODER.read_text())
+    uri = model.as_uri()
+    options = {"mlirLsp": {"dispatch": {"trigger": "save", "compilerPath": str(slow)}}}
+    async with lsp_server(tmp_path, options=options) as lsp:
+        lsp.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="mlir", version=1, text=ENCODER.read_text())))
+        assert await wait_until(asked.exists, timeout=30), "the open's count never asked the compiler's version"
+        lsp.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            [types.TextDocumentContentChangeWholeDocument(text=REPRO.read_text())]))
+        lsp.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+        res = await count(lsp, uri)
+        assert getattr(res, "flow_dispatches", None) == 4, res
+        # the open's count woke from its `--version` before this answer: its compile, had it
+        # started, would be running now (the encoder's takes a minute)
+        started = await wait_until(lambda: compiler_processes(marker), timeout=3)
+        assert not started, f"the old text is being compiled after the edit: {started}"
+        lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        titles = [lens.command.title for lens in lenses if lens.command]
+        assert titles and titles[0].startswith("4 dispatches"), titles
+    no_orphans(marker)

@@ -129,7 +129,8 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
     try:
         req = count_request_of(ls)
         own = state.counter_for(opts, req.compiler)
-        state.running[uri] = own
+        if not state.start(uri, own, lambda: _current(ls, uri, got)):
+            return None  # edited while the compiler was being found: the old text is not compiled
         progress.begin()
         pv = preview(own, path, text, req.profile, list(req.flags), what_if=req.what_if, attribution=opts.attribution)
     except (CompilerError, ValueError) as e:
@@ -147,8 +148,8 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
     lenses = attribution_lenses(text, pv, answer.baseline)
     measured = Measurement.of(pv, req.extra_flags)
     with state.lock:
-        if not _still_open(ls, uri, got):
-            return answer  # its document was closed meanwhile: the answer is for the request only
+        if not _still_open(ls, uri, got) or state.newer_kept(state.results.get(uri), got.stamp):
+            return answer  # its document was closed meanwhile, or a later text's count ended first
         state.results[uri] = (got.stamp, answer)
         state.lenses[uri] = (got.stamp, lenses)
         if measured is not None:
@@ -159,6 +160,13 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
     if pv.assert_sources or had_diagnostics or measured is not None:
         _publish(ls, uri)  # MLA004 shown, the measured notes, or earlier compile errors cleared
     return answer
+
+
+def _current(ls: Server, uri: str, got: OpenText) -> bool:
+    """Whether `got` is still the document's text (a file checked from disk: that it is still
+    not open)."""
+    doc = ls.document(uri)
+    return got.stamp == (doc.stamp if doc is not None else (0, got.version))
 
 
 def _still_open(ls: Server, uri: str, got: OpenText) -> bool:
@@ -181,7 +189,7 @@ def _failed(ls: Server, uri: str, got: OpenText, e: Exception, own: DispatchCoun
         answer.unsupported_syntax = True
         answer.error = f"n/a ({OLDER_SYNTAX}): {other_release_message(own.compiler.version, syntax)}"
     with state.lock:
-        if not _still_open(ls, uri, got):
+        if not _still_open(ls, uri, got) or state.newer_kept(state.results.get(uri), got.stamp):
             return answer
         state.results[uri] = (got.stamp, answer)
         state.lenses.pop(uri, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..dispatch.compiler import Compiler, find_compiler
@@ -71,9 +72,29 @@ class DispatchState:
         t = self.timers.pop(uri, None)
         if t:
             t.cancel()
-        running = self.running.pop(uri, None)
+        with self.lock:  # as `start`: a count registering now is either popped here or sees the edit
+            running = self.running.pop(uri, None)
         if running is not None:
             running.cancel_all()
+
+    def start(self, uri: str, own: DispatchCounter, current: Callable[[], bool]) -> bool:
+        """`own` registered as the compiler of `uri`'s count, which an edit's `cancel` kills;
+        False (nothing registered) when its text is no longer `current`: an edit came while the
+        count was still setting up (finding the compiler), and its cancel had nothing to kill."""
+        with self.lock:
+            if not current():
+                return False
+            self.running[uri] = own
+            return True
+
+    @staticmethod
+    def newer_kept(kept: tuple[Stamp, object] | None, stamp: Stamp) -> bool:
+        """Whether `kept` (a table's entry) is of a later version of the same opening than
+        `stamp`: a count that ends after a later one's never takes its place."""
+        if kept is None or kept[0][0] != stamp[0]:
+            return False
+        later, ours = kept[0][1], stamp[1]
+        return later is not None and ours is not None and later > ours
 
     def forget(self, uri: str) -> None:
         """A closed document: its previews go (a count of it still finishing is kept under its
