@@ -47,6 +47,11 @@ async def count(lsp, uri: str, timeout: float = 120):
     return await asyncio.wait_for(lsp.protocol.send_request_async("mlirLsp/dispatchCount", {"uri": uri}), timeout)
 
 
+async def lens_titles(lsp, uri: str) -> list[str]:
+    lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+    return [lens.command.title for lens in lenses if lens.command]
+
+
 def errors_shown(lsp, since: int) -> list[str]:
     return [m.message for m in lsp.shown[since:] if m.type == types.MessageType.Error]
 
@@ -221,8 +226,7 @@ async def test_a_document_reopened_at_the_same_version_never_gets_the_closed_tex
         assert getattr(second, "flow_dispatches", None) == 4, second  # the repro's own count
         closed = await first
         assert getattr(closed, "flow_dispatches", None) in (1660, None), closed  # its own, or cancelled
-        lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
-        titles = [lens.command.title for lens in lenses if lens.command]
+        titles = await lens_titles(lsp, uri)
         assert titles and titles[0].startswith("4 dispatches"), titles
         assert not any("1660" in t or "1,660" in t for t in titles), titles
 
@@ -255,7 +259,6 @@ async def test_an_edit_while_the_first_count_finds_its_compiler_stops_the_old_te
         # started, would be running now (the encoder's takes a minute)
         started = await wait_until(lambda: compiler_processes(marker), timeout=3)
         assert not started, f"the old text is being compiled after the edit: {started}"
-        lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
-        titles = [lens.command.title for lens in lenses if lens.command]
+        titles = await lens_titles(lsp, uri)
         assert titles and titles[0].startswith("4 dispatches"), titles
     no_orphans(marker)

@@ -148,7 +148,7 @@ def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | N
     lenses = attribution_lenses(text, pv, answer.baseline)
     measured = Measurement.of(pv, req.extra_flags)
     with state.lock:
-        if not _still_open(ls, uri, got) or state.newer_kept(state.results.get(uri), got.stamp):
+        if not _keeps(ls, uri, got):
             return answer  # its document was closed meanwhile, or a later text's count ended first
         state.results[uri] = (got.stamp, answer)
         state.lenses[uri] = (got.stamp, lenses)
@@ -166,7 +166,13 @@ def _current(ls: Server, uri: str, got: OpenText) -> bool:
     """Whether `got` is still the document's text (a file checked from disk: that it is still
     not open)."""
     doc = ls.document(uri)
-    return got.stamp == (doc.stamp if doc is not None else (0, got.version))
+    return doc.stamp == got.stamp if doc is not None else got.opened == 0
+
+
+def _keeps(ls: Server, uri: str, got: OpenText) -> bool:
+    """Whether the count of `got` is kept as the document's (asked with `ls.dispatch.lock` held):
+    not when its opening was closed, nor over a later version's count."""
+    return _still_open(ls, uri, got) and not ls.dispatch.has_later(uri, got.stamp)
 
 
 def _still_open(ls: Server, uri: str, got: OpenText) -> bool:
@@ -189,7 +195,7 @@ def _failed(ls: Server, uri: str, got: OpenText, e: Exception, own: DispatchCoun
         answer.unsupported_syntax = True
         answer.error = f"n/a ({OLDER_SYNTAX}): {other_release_message(own.compiler.version, syntax)}"
     with state.lock:
-        if not _still_open(ls, uri, got) or state.newer_kept(state.results.get(uri), got.stamp):
+        if not _keeps(ls, uri, got):
             return answer
         state.results[uri] = (got.stamp, answer)
         state.lenses.pop(uri, None)

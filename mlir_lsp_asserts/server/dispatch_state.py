@@ -87,10 +87,10 @@ class DispatchState:
             self.running[uri] = own
             return True
 
-    @staticmethod
-    def newer_kept(kept: tuple[Stamp, object] | None, stamp: Stamp) -> bool:
-        """Whether `kept` (a table's entry) is of a later version of the same opening than
-        `stamp`: a count that ends after a later one's never takes its place."""
+    def has_later(self, uri: str, stamp: Stamp) -> bool:
+        """Whether the kept count of `uri` is of a later version of the same opening than `stamp`
+        (asked with `lock` held): a count that ends after a later one's never takes its place."""
+        kept = self.results.get(uri)
         if kept is None or kept[0][0] != stamp[0]:
             return False
         later, ours = kept[0][1], stamp[1]
