@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +32,13 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
              force_exclude: bool = False) -> tuple[list[str], list[str]]:
     """Files to check under `paths` and messages about paths that gave none. The `exclude`
     patterns apply to the folder walk; with `force_exclude` to files named in `paths` too (as
-    ruff's `--force-exclude`, for pre-commit, which names every staged file)."""
+    ruff's `--force-exclude`, for pre-commit, which names every staged file).
+
+    The folder walk keeps regular files only: a symlink whose target is outside the folder walked
+    (a cloned repository's `model.mlir -> /etc/...` or `-> ~/elsewhere/...`), a link to a device
+    (`zero.mlir -> /dev/zero`), a fifo or a socket is skipped, silently; a link that stays inside
+    is kept. A file named in `paths` is taken as named: a link is followed (as ruff does), and
+    `source.read_source` says what it is when it is not a file it can read."""
     files: list[str] = []
     problems: list[str] = []
     exclude = tuple(os.path.normpath(pat) for pat in exclude)  # `./gen/*` is `gen/*`, as paths are
@@ -42,12 +49,13 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         path = Path(p)
         if path.is_dir():
             found = []
+            top = os.path.realpath(path)
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs
                                  if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude))
                 for n in sorted(names):
                     full = os.path.join(root, n)
-                    if n.endswith(MLIR_SUFFIXES) and not _excluded(full, exclude):
+                    if n.endswith(MLIR_SUFFIXES) and not _excluded(full, exclude) and _walk_keeps(full, top):
                         found.append(full)
             if not found:
                 problems.append(f"{p}: no .mlir or .mlirbc files found")
@@ -58,6 +66,34 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         else:
             problems.append(f"{p}: no such file or directory")
     return files, problems
+
+
+def _walk_keeps(path: str, top: str) -> bool:
+    """Whether the folder walk of `top` (a real path) keeps `path`: a regular file, reached through
+    no link or through links that stay inside `top`."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            if not _inside(os.path.realpath(path), top):
+                return False
+            st = os.stat(path)
+    except OSError:  # gone, or a link to nothing
+        return False
+    return stat.S_ISREG(st.st_mode)
+
+
+def _inside(real: str, top: str) -> bool:
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def walk_skips(path: str, tops: list[str]) -> bool:
+    """Whether the folder walk of `tops` (real paths) skips `path`, a file a watcher saw change:
+    it is there but not a regular file inside them (a link out, a device, a fifo). A path that is
+    gone is not skipped: its findings are to be cleared."""
+    if not os.path.lexists(path):
+        return False
+    real = os.path.realpath(path)
+    return not any(_inside(real, top) and _walk_keeps(path, top) for top in tops)
 
 
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:

@@ -9,14 +9,16 @@ the text (`weights=True`) get all of it."""
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
+import stat
 from dataclasses import dataclass
 
 from .errors import SourceError
 from .syntax.resource_section import ResourceTail, tail_of_file, tail_of_text
 
-__all__ = ["BYTECODE_MAGIC", "Source", "SourceError", "decode", "is_bytecode_file", "read_source"]
+__all__ = ["BYTECODE_MAGIC", "PIPE_LIMIT_BYTES", "Source", "SourceError", "decode", "is_bytecode_file", "read_source"]
 
 BYTECODE_MAGIC = b"ML\xefR"
 BOM = b"\xef\xbb\xbf"
@@ -76,25 +78,79 @@ def is_bytecode_file(path: str) -> bool:
         return f.read(len(BYTECODE_MAGIC)) == BYTECODE_MAGIC
 
 
-def read_source(path: str, *, weights: bool = False, isolated: bool = False) -> Source:
+# A pipe named on the command line (`mlir-lsp --check <(...)`) is read up to this, never without
+# a bound (`<(cat /dev/zero)` is one line of error, not all the memory there is).
+PIPE_LIMIT_BYTES = 2 << 30
+
+
+def read_source(path: str, *, weights: bool = False, isolated: bool = False, max_bytes: int | None = None,
+                regular_only: bool = False) -> Source:
     """A file -> text to check (`weights`: as for `decode`). Raises OSError or SourceError.
 
     A text file is mapped, not read: only its IR part is decoded, and its resource section is
     located without being read (a 490 MB export with its weights inline costs its 400 KB of IR).
     A bytecode file is never read into memory: MLIR maps it, and leaves its weights unread unless
-    they are printed. A pipe is read as it comes."""
-    if is_bytecode_file(path):
-        from .bytecode import bytecode_to_text, bytecode_to_text_in_child
+    they are printed.
 
-        read = bytecode_to_text_in_child if isolated else bytecode_to_text
-        return Source(read(path, weights=weights), is_bytecode=True)
-    if weights or not os.path.isfile(path):
-        with open(path, "rb") as f:
-            return decode(f.read(), weights=weights)
-    with open(path, "rb", buffering=0) as f:
-        size = os.fstat(f.fileno()).st_size
+    The size is known before anything is read: with `max_bytes`, a text whose IR part (the whole
+    text with `weights`) is larger is a SourceError, and nothing of it is decoded. A pipe is read
+    as it comes, up to `max_bytes` (else PIPE_LIMIT_BYTES); with `regular_only` (the server's scan
+    and watcher) a pipe is refused without waiting for a writer. A device or a socket is never
+    read: SourceError `not a regular file (a character device)`."""
+    _readable(path, os.stat(path), regular_only)  # a device is not even opened
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (os.O_NONBLOCK if regular_only else 0))
+    with open(fd, "rb", buffering=0) as f:
+        st = os.fstat(fd)
+        _readable(path, st, regular_only)  # what was opened: the name may lead elsewhere by now
+        if stat.S_ISFIFO(st.st_mode):
+            return decode(_read_at_most(f, max_bytes or PIPE_LIMIT_BYTES), weights=weights)
+        if os.pread(fd, len(BYTECODE_MAGIC), 0) == BYTECODE_MAGIC:
+            from .bytecode import bytecode_to_text, bytecode_to_text_in_child
+
+            read = bytecode_to_text_in_child if isolated else bytecode_to_text
+            return Source(read(path, weights=weights), is_bytecode=True)
+        size = st.st_size
         if size == 0:
             return Source("")
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            tail = tail_of_file(f.fileno(), mm, size)
-            return _decode_ir(mm, tail.start if tail else size, tail)
+        if weights:
+            _within(size, max_bytes)
+            return decode(_read_at_most(f, size, grown_ok=True), weights=True)
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+            tail = tail_of_file(fd, mm, size)
+            end = tail.start if tail else size
+            _within(end, max_bytes)
+            return _decode_ir(mm, end, tail)
+
+
+def _readable(path: str, st: os.stat_result, regular_only: bool) -> None:
+    mode = st.st_mode
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) and not regular_only:
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    kind = ("a pipe" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+    raise SourceError(f"not a regular file ({kind})")
+
+
+def _within(n: int, max_bytes: int | None) -> None:
+    if max_bytes is not None and n > max_bytes:
+        raise SourceError(f"{_size(n)} of IR, above the limit of {_size(max_bytes)}; not read")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+def _read_at_most(f, limit: int, grown_ok: bool = False) -> bytes:
+    """The bytes of `f` to its end, or a SourceError once there are more than `limit` (with
+    `grown_ok`, a file's size when it was opened: the first `limit` bytes of a file that grew)."""
+    buf = bytearray()
+    while len(buf) <= limit:
+        chunk = f.read(min(1 << 24, limit + 1 - len(buf)))
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+    if grown_ok:
+        return bytes(buf[:limit])
+    raise SourceError(f"more than {_size(limit)} to read; not read")

@@ -37,7 +37,7 @@ from lsprotocol import types
 
 from ..check import check_text
 from ..config import Settings, editor_settings_for
-from ..files import discover
+from ..files import discover, walk_skips
 from ..source import SourceError, read_source
 from ..watching import changed_paths
 from . import file_settings
@@ -110,7 +110,7 @@ def check_on_disk(path: str, editor: Settings, max_ir_bytes: int) -> list[dict] 
     """In the scan's child: one file's diagnostics as LSP JSON (None: unreadable or skipped)."""
     uri = _uri(path)
     try:
-        src = read_source(path)
+        src = read_source(path, max_bytes=max_ir_bytes, regular_only=True)  # its size known before it is read
     except FileNotFoundError:
         return []  # deleted: cleared
     except (OSError, SourceError) as e:
@@ -150,7 +150,7 @@ def check_file(ls, path: str) -> None:
     """Check one file on disk (in the scan's child) and publish (or clear) its findings, unless
     it is open."""
     uri = _uri(path)
-    if uri in ls.documents:
+    if uri in ls.documents or walk_skips(path, roots(ls)):  # a link out of the folders, a device: as the walk
         return
     state = ls.watch
     diags = state.worker.check(path, ls.settings, ls.options.workspace.max_bytes)
