@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -122,23 +123,34 @@ def write_atomic(path: str, data: bytes | Callable[[BinaryIO], None],
     `path` itself: the old file stays whole until the rename). The kernel copies them
     (copy_file_range / sendfile), so a 490 MB resource section never passes through Python.
 
-    The file keeps its mode; a crash at any point leaves either the old or the new content.
+    `path` must exist (FileNotFoundError: a file removed meanwhile is not made again; see
+    `write_new_or_atomic`), and it keeps its mode. A crash at any point leaves either the old or
+    the new content.
     On Linux the data goes into an unnamed file (O_TMPFILE), which gets a name only once it is
     complete and synced, just before the rename: a process killed while writing leaves nothing
     behind. The one file a kill can leave (between that link and the rename, or on systems
     without O_TMPFILE) is named `.NAME.PID.*.mlir-lsp.tmp`; the next write of the same file
     removes such leftovers of processes that are gone.
     """
+    _write_atomic(Path(path), data, copy_from, Path(path).stat().st_mode & 0o7777)
+
+
+def write_new_or_atomic(path: str | Path, data: bytes) -> None:
+    """`write_atomic`, also for a file that does not exist yet: it gets the mode a plain `open()`
+    gives (0666 less the umask), and appears only whole. Raises OSError."""
     target = Path(path)
-    st = target.stat()
+    _write_atomic(target, data, None, output_mode(target))
+
+
+def _write_atomic(target: Path, data: bytes | Callable[[BinaryIO], None],
+                  copy_from: tuple[str, int, int] | None, mode: int) -> None:
     _remove_stale_temps(target)
-    mode = st.st_mode & 0o7777
     fd = _unnamed_file(target.parent, mode)
     if fd is not None:
         try:
             _write_all(fd, data, copy_from)
             os.fchmod(fd, mode)
-            tmp = str(target.parent / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{TMP_SUFFIX}")
+            tmp = _temp_name(target)
             _link_unnamed(fd, tmp)
         finally:
             os.close(fd)
@@ -151,28 +163,76 @@ def write_atomic(path: str, data: bytes | Callable[[BinaryIO], None],
             _unlink_quietly(tmp)
             raise
         os.close(fd)
+    _rename_over(tmp, target, mode)
+
+
+@contextlib.contextmanager
+def written_whole(path: str) -> Iterator[str]:
+    """A temporary name beside `path` for another program to write into (the compiler's `-o`):
+    when the block ends without an exception it is renamed over `path` with the mode
+    `write_atomic` gives (an existing file's, or what a plain `open()` gives); else it is removed,
+    and `path` is as it was. Raises OSError when no file can be made beside `path`."""
+    target = Path(path)
+    _remove_stale_temps(target)
+    tmp = _temp_name(target)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    try:
+        yield tmp
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _rename_over(tmp, target, output_mode(target))
+
+
+def check_writable(path: str) -> None:
+    """Raises OSError (naming `path`) when a file cannot be written there: its folder is missing
+    or cannot be written in, or `path` is a folder. Tried by making and removing a file beside it,
+    so that long work that ends in writing `path` fails before it starts, not after."""
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    tmp = _temp_name(target)
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    except OSError as e:
+        raise type(e)(e.errno, e.strerror, path) from None
+    os.unlink(tmp)
+
+
+def output_mode(target: Path) -> int:
+    """The mode a write of `target` gives it: an existing file's own, else what a plain `open()`
+    would give a new one (0666 less the umask)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without setting it (os.umask would change it for every thread
+    for a moment): /proc/self/status on Linux."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _temp_name(target: Path) -> str:
+    return str(target.parent / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{TMP_SUFFIX}")
+
+
+def _rename_over(tmp: str, target: Path, mode: int) -> None:
     try:
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         _unlink_quietly(tmp)
-        raise
-
-
-def write_new_or_atomic(path: str | Path, data: bytes) -> None:
-    """`write_atomic`, also for a file that does not exist yet: it is made first (empty,
-    with the mode the umask gives), then replaced whole. Raises OSError."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        write_atomic(str(path), data)
-        return
-    os.close(fd)
-    try:
-        write_atomic(str(path), data)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
         raise
 
 

@@ -4,10 +4,16 @@ encoder's torch IR (slow)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
+import mlir_lsp_asserts as mla
 from conftest import MODELS, REPRO, run_cli
 from mlir_lsp_asserts.dispatch.compile_fixed import FixedCompile
 from mlir_lsp_asserts.dispatch.compiler import find_compiler
@@ -81,6 +87,89 @@ def test_a_cancelled_compile_writes_nothing(tmp_path):
     with pytest.raises(Exception, match="cancelled"):
         job.run(REPRO.read_text(), profile_flags("default"), output=str(out))
     assert list(tmp_path.iterdir()) == []
+
+
+@contextlib.contextmanager
+def umask(mask: int):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_the_module_gets_the_mode_a_plain_open_gives_and_an_old_module_keeps_its_own(tmp_path):
+    """Issue 40, defect 8: the module was a 0600 temporary file renamed over the output."""
+    out = tmp_path / "m.vmfb"
+    with umask(0o022):
+        r = run_cli("--compile", REPRO, "-o", out, "--no-cache")
+        assert r.returncode == 0, r.stderr
+        assert oct(out.stat().st_mode & 0o7777) == oct(0o644)
+        out.write_bytes(b"old module")
+        out.chmod(0o664)
+        r = run_cli("--compile", REPRO, "-o", out, "--no-cache")
+        assert r.returncode == 0, r.stderr
+        assert out.read_bytes() != b"old module" and oct(out.stat().st_mode & 0o7777) == oct(0o664)
+        api_out = tmp_path / "api.vmfb"
+        mla.compile_fixed(REPRO, output_file=api_out, count_unfixed=False, cache=False)
+        assert oct(api_out.stat().st_mode & 0o7777) == oct(0o644)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.vmfb", "m.vmfb"]
+
+
+def test_every_output_written_through_files_gets_the_mode_open_gives(tmp_path):
+    """files.write_new_or_atomic (the baselines, the results file, the cache) and write_atomic
+    (--fix): a new file gets the mode a plain open() gives, an existing one keeps its own."""
+    from mlir_lsp_asserts.files import write_atomic, write_new_or_atomic
+
+    new = tmp_path / "new.json"
+    with umask(0o027):
+        write_new_or_atomic(new, b"{}")
+        assert new.read_bytes() == b"{}" and oct(new.stat().st_mode & 0o7777) == oct(0o640)
+        new.chmod(0o604)
+        write_new_or_atomic(new, b"[]")
+        assert new.read_bytes() == b"[]" and oct(new.stat().st_mode & 0o7777) == oct(0o604)
+        write_atomic(str(new), lambda f: f.write(b"1"))
+        assert new.read_bytes() == b"1" and oct(new.stat().st_mode & 0o7777) == oct(0o604)
+        with pytest.raises(FileNotFoundError):  # --fix of a file removed meanwhile does not make it again
+            write_atomic(str(tmp_path / "gone.mlir"), b"")
+    assert [p.name for p in tmp_path.iterdir()] == ["new.json"]
+
+
+def logging_compiler(tmp_path: Path) -> tuple[Path, Path]:
+    """An `iree-compile` that writes each command line it gets to a log, then runs the real one."""
+    real = Path(sys.executable).with_name("iree-compile")
+    log = tmp_path / "compiles.log"
+    wrapper = tmp_path / "bin" / "iree-compile"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper, log
+
+
+def test_an_output_folder_that_cannot_be_written_is_named_before_any_compile(tmp_path):
+    """Issue 40, defect 9: `-o /proc/m.vmfb` (a folder nobody can write in, root included) ran the
+    whole lowering and count, left a temporary folder, and blamed the input ("No such file or
+    directory"). Now: one line naming the output, no compile run, no temporary folder left."""
+    compiler, log = logging_compiler(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = "/proc/m.vmfb"
+    r = run_cli("--compile", REPRO, "-o", out, "--compiler", compiler, "--no-cache", env={"TMPDIR": str(tmp)})
+    assert r.returncode == 2
+    assert r.error_lines() == [f"mlir-lsp: error: cannot write {out}: No such file or directory"], r.stderr
+    compiles = [ln for ln in (log.read_text().splitlines() if log.exists() else []) if "--version" not in ln]
+    assert compiles == []
+    assert list(tmp.iterdir()) == []
+    old = tempfile.tempdir
+    tempfile.tempdir = str(tmp)
+    try:
+        with pytest.raises(mla.CompileError, match=r"^cannot write /proc/m\.vmfb: No such file or directory$"):
+            mla.compile_fixed(REPRO, output_file=out, compiler=str(compiler), cache=False)
+    finally:
+        tempfile.tempdir = old
+    compiles = [ln for ln in (log.read_text().splitlines() if log.exists() else []) if "--version" not in ln]
+    assert compiles == []
+    assert list(tmp.iterdir()) == []
 
 
 @pytest.mark.slow

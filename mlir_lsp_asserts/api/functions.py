@@ -156,10 +156,16 @@ def compile_fixed(src: Src, fix_mode: str = "assume", *, output_file: str | os.P
     >>> r.unfixed_dispatches, r.fixed_dispatches, len(r.vmfb)     # doctest: +SKIP
     (5, 4, 25120)
     """
-    from ..dispatch.compile_fixed import FixedCompile
+    from ..dispatch.compile_fixed import FixedCompile, check_output
+    from ..dispatch.compiler import CompilerError
 
     fm = _mode(fix_mode)
     req = _request(profile, flags, compiler, timeout, cache)
+    if output_file is not None:
+        try:
+            check_output(os.fspath(output_file))  # before the work: the error names the output
+        except CompilerError as e:
+            raise CompileError(str(e)) from None
     fl = list(req.flags)
     inp = read_input(src, weights=True)
     job = FixedCompile(req.compiler, timeout=req.timeout, disk_cache=req.cache)

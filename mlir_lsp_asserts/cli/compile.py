@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..dispatch.compile_fixed import FixedCompile
+from ..dispatch.compile_fixed import FixedCompile, check_output
 from ..dispatch.compiler import CompilerError
 from ..errors import FixError
 from ..source import SourceError, read_source
@@ -35,6 +35,7 @@ def run_compile(args) -> int:
         return _error("--compile needs -o OUT.vmfb")
     path = args.paths[0]
     try:
+        check_output(args.output)  # before the work: the error names the output, not FILE
         req = request_of(args)  # the profile (the config's too), --flags, the compiler: as a count's
     except (ValueError, CompilerError) as e:
         return _error(str(e))

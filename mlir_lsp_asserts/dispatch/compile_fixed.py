@@ -13,9 +13,7 @@ so the result says how many dispatches the fix saved, or that it saved none.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import tempfile
 import time
 from collections import Counter
@@ -23,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import FixError
-from ..files import TMP_SUFFIX
+from ..files import check_writable, written_whole
 from ..findings import FixMode
 from .compiler import Compiler, CompilerError, Run, first_error, parse_diagnostics
 from .count import Counts, DispatchCounter
@@ -152,7 +150,7 @@ class FixedCompile:
         if fix_mode not in (FixMode.ASSUME, FixMode.STRIP):
             raise ValueError(f"unknown fix mode {fix_mode!r} (assume or strip)")
         if output is not None:
-            _check_folder(output)  # before any compile
+            check_output(output)  # before any compile
         t0 = time.monotonic()
         rep = self.counter.prepare_flags(flags)
         fl = rep.flags
@@ -186,35 +184,46 @@ class FixedCompile:
     def build(self, input_text: str, flags: list[str], output: str) -> None:
         """`--compile-from=input` of `input_text` with `flags` into `output`, atomically: the
         compiler writes a hidden file beside it, renamed over `output` once complete (a failed or
-        cancelled build leaves no file, and an old `output` whole)."""
+        cancelled build leaves no file, and an old `output` whole). The module gets the mode a
+        plain `open()` gives, or an old `output`'s own (`files.written_whole`)."""
         if self._cancelled:
             raise CompilerError("cancelled")
-        _check_folder(output)
-        folder = os.path.dirname(os.path.abspath(output))
-        tmp = tempfile.mkdtemp(prefix="mlir-lsp-build-")
-        fd, part = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", suffix=TMP_SUFFIX, dir=folder)
-        os.close(fd)
+        check_output(output)
         try:
-            src = os.path.join(tmp, "fixed.input.mlir")
-            with open(src, "w", encoding="utf-8") as f:
-                f.write(input_text)
-            run = self._build = Run([self.compiler.path, src, "--compile-from=input", *flags, "-o", part],
-                                    self.timeout)
-            code, err = run.run()
-            if code != 0:
-                diags = parse_diagnostics(err, {src: None})
-                first = next((d for d in diags if d["severity"] == "error"), None)
-                raise CompilerError(f"iree-compile failed (exit {code}): "
-                                    f"{first['message'] if first else first_error(err) or 'no message'}", diags)
-            os.replace(part, output)
+            with written_whole(output) as part:
+                self._compile_into(input_text, flags, part)
+        except OSError as e:
+            raise CompilerError(f"cannot write {output}: {e.strerror or e}") from None
+
+    def _compile_into(self, input_text: str, flags: list[str], part: str) -> None:
+        try:
+            with tempfile.TemporaryDirectory(prefix="mlir-lsp-build-") as tmp:
+                src = os.path.join(tmp, "fixed.input.mlir")
+                with open(src, "w", encoding="utf-8") as f:
+                    f.write(input_text)
+                run = self._build = Run([self.compiler.path, src, "--compile-from=input", *flags, "-o", part],
+                                        self.timeout)
+                code, err = run.run()
+        except OSError as e:
+            raise CompilerError(f"cannot write the compiler's input in {tempfile.gettempdir()}: {e.strerror or e}") \
+                from None
         finally:
             self._build = None
-            with contextlib.suppress(OSError):
-                os.unlink(part)
-            shutil.rmtree(tmp, ignore_errors=True)
+        if code != 0:
+            diags = parse_diagnostics(err, {src: None})
+            first = next((d for d in diags if d["severity"] == "error"), None)
+            raise CompilerError(f"iree-compile failed (exit {code}): "
+                                f"{first['message'] if first else first_error(err) or 'no message'}", diags)
 
 
-def _check_folder(output: str) -> None:
+def check_output(output: str) -> None:
+    """CompilerError naming `output` when the module could not be written there (its folder is
+    missing or cannot be written in, or it is a folder): asked before any compile, so that the
+    error comes at once and names the path that failed."""
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise CompilerError(f"cannot write {output}: no such folder {folder}")
+    try:
+        check_writable(output)
+    except OSError as e:
+        raise CompilerError(f"cannot write {output}: {e.strerror or e}") from None
