@@ -5,6 +5,7 @@ the real iree-compile; its errors; its import cost; mypy on a user's script."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,6 +134,30 @@ def test_errors_are_our_own_types_with_the_clis_message(tmp_path):
     assert isinstance(e.value, mla.MlirLspError) and e.value.diagnostics
     assert not (tmp_path / "bad.vmfb").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir"]  # no half-written module
+
+
+def test_a_str_is_a_path_when_such_a_file_exists_else_text_only_when_it_looks_like_mlir(tmp_path, monkeypatch):
+    """Issue 40, defect 10: a real path with `{` in it was read as MLIR text (one MLS001), and a
+    missing path without `.mlir` was read as text (`fix` gave the path back as the fixed text)."""
+    braces = tmp_path / "{braces}" / "model.mlir"
+    braces.parent.mkdir()
+    braces.write_text(REPRO.read_text())
+    assert mla.check(str(braces)).by_code() == {"MLA001": 4}
+    no_suffix = tmp_path / "model"  # a file that exists is a path, whatever its name
+    no_suffix.write_text(REPRO.read_text())
+    assert mla.fix(str(no_suffix)).asserts_fixed == 4
+    monkeypatch.chdir(tmp_path)
+    for missing in ("examples/hoisted_gather", "missing_model", str(tmp_path / "{braces}" / "gone.mlir"),
+                    "gone (copy).mlir"):
+        for call in (mla.check, mla.fix):
+            with pytest.raises(mla.SourceError, match=rf"^{re.escape(missing)}: no such file or directory$"):
+                call(missing)
+    with pytest.raises(mla.SourceError, match=r"module \{\}: no such file or directory$"):
+        mla.check(Path("module {}"))  # a Path is always a path
+    # text that looks like MLIR is text, one line or many
+    assert mla.check("func.func @f() { return }").findings == ()
+    assert mla.check("").findings == ()
+    assert mla.fix(REPRO.read_text()).asserts_fixed == 4
 
 
 def test_importing_the_package_loads_neither_iree_nor_the_api():

@@ -31,14 +31,29 @@ class Input:
         return f"{self.name}: {message}" if self.kind == "path" else message
 
 
-def _looks_like_path(s: str) -> bool:
-    return "\n" not in s and len(s) < 4096 and (s.endswith(SUFFIXES) or os.path.exists(s)) and "{" not in s
+# Every MLIR op has one of these (`%x = op`, `op @name`, `module {}`, `"op"() : () -> ()`); a
+# path seldom has any.
+MLIR_CHARACTERS = frozenset('{}()%@="')
+PATH_MAX = 4096
+
+
+def is_path(s: str) -> bool:
+    """Whether the API reads the str `s` as a path (else as MLIR text), the rule docs/python-api.md
+    states: a path when a file (or folder) of that name exists; else MLIR text when it looks like
+    MLIR (a line break, or one of `{ } ( ) % @ = "`) and is not one line ending in `.mlir` or
+    `.mlirbc`; else a path (that is missing: SourceError)."""
+    if len(s) < PATH_MAX and os.path.lexists(s):
+        return True
+    one_line = "\n" not in s and "\r" not in s
+    if one_line and s.strip().endswith(SUFFIXES):
+        return True
+    return one_line and bool(s.strip()) and not MLIR_CHARACTERS.intersection(s)
 
 
 def read_input(src: Src, *, weights: bool) -> Input:
     """`src` as text: with `weights` the whole text (for the compiler), else a file's IR part
     (its trailing resource section, the weights, located and not read). Raises SourceError."""
-    if isinstance(src, os.PathLike) or isinstance(src, str) and _looks_like_path(src):
+    if isinstance(src, os.PathLike) or isinstance(src, str) and is_path(src):
         path = os.fspath(src)
         try:
             s = read_source(path, weights=weights)
