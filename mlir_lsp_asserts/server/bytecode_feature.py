@@ -20,7 +20,7 @@ def bytecode_to_text(ls, params):
     if refused := guards.refuse_path(ls, uri):
         return {"error": refused}
     try:
-        src = read_source(path, isolated=True)  # MLIR in a child: not on our threads, its crash not ours
+        src = read_source(path, isolated=True, regular_only=True)  # MLIR in a child: its crash not ours
     except (OSError, SourceError) as e:
         return {"error": f"{Path(path).name}: {getattr(e, 'strerror', None) or e}"}
     return {"text": src.text, "isBytecode": src.is_bytecode}

@@ -52,7 +52,7 @@ class DiskFiles:
             return None
         try:
             version = os.stat(path).st_mtime_ns
-            return version, read_source(path, weights=True, isolated=True).text, path  # compiled: the weights too
+            return version, read_source(path, weights=True, isolated=True, regular_only=True).text, path  # weights too
         except (OSError, SourceError) as e:
             log.info("disk file %s: %s", path, e)
             return None
