@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
                 "language server (default) and CI checker (--check).")
-    p.add_argument("--version", action="store_true", help="print the version, the iree-compile it would use and the Python")
+    p.add_argument("--version", action="store_true", help="print the version, the iree-compile it uses and the Python")
     mode = p.add_argument_group("mode")
     mode.add_argument("--check", action="store_true", help="check files and report findings")
     mode.add_argument("--stdio", action="store_true", help="run the language server on stdio (default)")
