@@ -25,7 +25,8 @@ EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 SHELLS = {"bash": ["bash", "--noprofile", "--norc", "-eo", "pipefail", "{0}"], "sh": ["sh", "-e", "{0}"]}
 HOSTILE = ["$(touch pwned)", "`touch pwned`", '"; rm -rf x', "'; touch pwned; '", "x; touch pwned"]
 
-pytestmark = pytest.mark.slow
+# one worker for the module: its install (the module's fixture) is made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("action")]
 
 
 @dataclass

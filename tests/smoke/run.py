@@ -11,7 +11,8 @@
    (pip must leave the compiler alone) and the test runner; the suite runs in it.
 4. `pipx install` and `uv tool install` of the wheel (each taken from PATH, else installed into a
    tools venv here), each into folders of its own; the suite runs against that install.
-Everything goes to a temporary folder (removed unless --keep); each step's time is printed.
+Everything goes to a temporary folder (removed unless --keep); the installs run side by side
+(--jobs), the suites one at a time; each step's time is printed.
 Exit 0 when all passed, 1 when a step failed (the failures listed at the end).
 """
 
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +123,11 @@ def pinned_venv(work: Path, iree: str, wheel: Path) -> Path:
 
 
 def tool(name: str, work: Path) -> Path:
-    """`name` (pipx or uv) from PATH, else pip-installed into a tools venv here."""
+    """`name` (pipx or uv) from PATH, else pip-installed into a venv of its own here."""
     found = shutil.which(name)
     if found:
         return Path(found)
-    tools = work / "tools"
+    tools = work / f"tools-{name}"
     if not (tools / "bin" / "python").exists():
         run([sys.executable, "-m", "venv", tools])
     run([tools / "bin" / "python", "-m", "pip", "install", *PIP_QUIET, name], env=clean_env())
@@ -162,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="iree-base-compiler releases, one fresh venv each (pip versions: 3.8.0, 3.13.*)")
     ap.add_argument("--tools", nargs="*", default=["pipx", "uv"], choices=["pipx", "uv"])
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
+    ap.add_argument("-j", "--jobs", type=int, default=3, help="installs made side by side (default 3)")
     args = ap.parse_args(argv)
     version = package_version()
     wheel, _sdist, vsix = dist_files(args.dist.resolve(), version)
@@ -184,23 +187,30 @@ def main(argv: list[str] | None = None) -> int:
         return result
 
     try:
-        diff = step("sdist vs tree wheel", same_files_as_tree_wheel, wheel, work)
-        if diff:
-            failed.append(diff)
-        runner = None
-        for iree in args.iree:
-            py = step(f"venv with iree-base-compiler=={iree}, then the wheel", pinned_venv, work, iree, wheel)
-            if py is None:
-                continue
-            runner = runner or py
-            ok = step(f"suite beside IREE {iree}", suite, py, py.parent / "mlir-lsp", py, iree, version, work,
-                      iree.replace("*", "x"))
-            if not ok:
-                failed.append(f"the suite beside IREE {iree}")
-        if args.tools and runner is None:  # the tool installs' suites need a runner with pytest
-            runner = step("a venv for the test runner", pinned_venv, work, "3.13.*", wheel)
-        for which in args.tools:
-            got = step(f"{which} install of the wheel", tool_install, which, work, wheel)
+        # the installs (downloads and unpacking, mostly) run side by side; each suite runs as soon
+        # as its install is there, one suite at a time
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            venvs = [(iree, pool.submit(step, f"venv with iree-base-compiler=={iree}, then the wheel", pinned_venv,
+                                        work, iree, wheel)) for iree in args.iree]
+            tools = [(which, pool.submit(step, f"{which} install of the wheel", tool_install, which, work, wheel))
+                     for which in args.tools]
+            diff = step("sdist vs tree wheel", same_files_as_tree_wheel, wheel, work)
+            if diff:
+                failed.append(diff)
+            runner = None
+            for iree, pending in venvs:
+                py = pending.result()
+                if py is None:
+                    continue
+                runner = runner or py
+                ok = step(f"suite beside IREE {iree}", suite, py, py.parent / "mlir-lsp", py, iree, version, work,
+                          iree.replace("*", "x"))
+                if not ok:
+                    failed.append(f"the suite beside IREE {iree}")
+            if tools and runner is None:  # the tool installs' suites need a runner with pytest
+                runner = step("a venv for the test runner", pinned_venv, work, "3.13.*", wheel)
+        for which, done in tools:
+            got = done.result()
             if got is None or runner is None:
                 continue
             exe, python = got
