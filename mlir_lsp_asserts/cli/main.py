@@ -13,7 +13,6 @@ import os
 import sys
 import time
 
-from .. import __version__
 from ..file_job import FileOutcome, JobOptions, run_file
 from .output import OUTPUT_FORMATS, RENDERERS, FileReport, check_records, render_statistics
 from .results import shard_inputs, write_results
@@ -31,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
                 "language server (default) and CI checker (--check).")
-    p.add_argument("--version", action="version", version=f"mlir-lsp {__version__}")
+    p.add_argument("--version", action="store_true", help="print the version, the iree-compile it uses and the Python")
     mode = p.add_argument_group("mode")
     mode.add_argument("--check", action="store_true", help="check files and report findings")
     mode.add_argument("--stdio", action="store_true", help="run the language server on stdio (default)")
@@ -99,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.version:
+        from .version import print_version
+
+        return print_version(args.compiler)
     args.given_compile = _compile_defaults(args)
     if args.show_settings:
         from ..server.options import show_settings

@@ -12,7 +12,7 @@ import os
 
 from .baselines import Baseline, BaselineError, Verdict, against, compact, judge, load_baseline, save_baseline
 from .compstat import COUNT_KEY, SIZE_KEY, CompstatFile, as_baseline, load_compstat_files, write_goldens
-from .diff import compare_with_baseline, entry_line
+from .diff import Change, compare_with_baseline, entry_line
 from .preview import Preview, initializer_split
 from .request import CountRequest
 
@@ -34,6 +34,9 @@ def _judged(req: CountRequest, pv: Preview, text: str, err: list[str], updates: 
     verdicts = judge(pv.path, req.profile, pv.flow_dispatches, req.max_dispatches,
                      baseline.counts if baseline is not None else None)
     ok = _said(err, verdicts)
+    golden = baseline.counts.get(pv.path, {}).get(req.profile) if baseline is not None else None
+    pv.budget = budget_json(ok, req.max_dispatches, req.baseline_file if baseline is not None else None,
+                            golden, pv.flow_dispatches, "flow")
     stored = _explained(req, pv, text, baseline if not ok else None, req.baseline_file, err)
     if req.update_baseline and req.baseline_file:
         updates.append({"kind": "baseline", "path": pv.path, "profile": pv.profile, "count": pv.flow_dispatches,
@@ -41,15 +44,31 @@ def _judged(req: CountRequest, pv: Preview, text: str, err: list[str], updates: 
     return ok
 
 
+def budget_json(passed: bool, max_dispatches: int | None, baseline_file: str | None, golden: int | None,
+                count: int | None, level: str) -> dict:
+    """The JSON of a count's judging (its `budget`): whether it passed, the cap, the baseline's
+    count at `level` (flow, or stream for compstat goldens; null when the baseline has none) and
+    the change against it; `new_dispatches` is filled in when a count over its baseline is explained."""
+    change = count - golden if golden is not None and count is not None else None
+    return {"passed": passed, "max_dispatches": max_dispatches,
+            "baseline": None if baseline_file is None else {"file": baseline_file, "level": level, "count": golden,
+                                                           "change": change},
+            "new_dispatches": None}
+
+
 def _explained(req: CountRequest, pv: Preview, text: str, over: Baseline | None, baseline_path: str | None,
                err: list[str]) -> dict | None:
-    """A count over the baseline `over` explained; the attribution to store (compact), taken out
-    of the output when only the baseline asked for it."""
+    """A count over the baseline `over` explained (the new dispatches' names also in the count's
+    `budget`); the attribution to store (compact), taken out of the output when only the baseline
+    asked for it."""
     if pv.attribution is None:
         return None
     lines = text.split("\n")
     if over is not None and baseline_path is not None:
-        err.extend(explain_over_baseline(pv, lines, over, baseline_path))
+        new = compare_with_baseline(pv, lines, over, pv.path, baseline_path).new
+        err.extend(explain_over_baseline(pv, new, baseline_path))
+        if pv.budget is not None and new is not None:
+            pv.budget["new_dispatches"] = [e.name for e in new]
     stored = compact(pv.attribution.dispatches, lines) if req.update_baseline else None
     if not req.attribution:  # asked for by the baseline only: not in the output
         pv.attribution = None
@@ -79,6 +98,7 @@ def _judged_compstat(req: CountRequest, pv: Preview, text: str, f: CompstatFile,
                                  f"{golden} of {f.path} (+{count - golden}); at flow level {split_text(pv)}",
                                  f"{pv.path}: {count} dispatches at stream level, under the golden {golden} of "
                                  f"{f.path} ({count - golden}); lower it with --update-baseline"))
+    pv.budget = budget_json(ok, req.max_dispatches, f.path, golden, count, "stream")
     if size is not None and golden_size is not None and not req.update_baseline:
         ok = _said(err, against(size, golden_size, f"{pv.path}: the .vmfb is {size} bytes, over the "
                                  f"{SIZE_KEY} {golden_size} of {f.path} (+{size - golden_size})",
@@ -88,6 +108,7 @@ def _judged_compstat(req: CountRequest, pv: Preview, text: str, f: CompstatFile,
         err.extend([f"mlir-lsp: note: {pv.path}: {SIZE_KEY} of {f.path} not checked (no .vmfb built: --binary-size)"])
     if req.max_dispatches is not None:
         ok = _said(err, judge(pv.path, req.profile, pv.flow_dispatches, req.max_dispatches, None)) and ok
+    pv.budget["passed"] = ok
     over = as_baseline(pv.path, f, pv.profile, golden) if not ok and golden is not None else None
     if over is not None and not over.stored(pv.path, pv.profile):
         err.extend([f"mlir-lsp: note: no attribution beside {f.path} for profile {pv.profile!r}: write it with "
@@ -113,10 +134,9 @@ def split_text(pv: Preview) -> str:
             f"{funcs} in functions")
 
 
-def explain_over_baseline(pv: Preview, lines: list[str], baseline: Baseline, baseline_path: str,
-                          limit: int = 20) -> list[str]:
-    """The dispatches a count over its baseline has that the baseline's attribution has not."""
-    new = compare_with_baseline(pv, lines, baseline, pv.path, baseline_path).new
+def explain_over_baseline(pv: Preview, new: list[Change] | None, baseline_path: str, limit: int = 20) -> list[str]:
+    """The dispatches a count over its baseline has that the baseline's attribution has not
+    (`new`: `diff.compare_with_baseline`'s; None when the baseline stores no attribution)."""
     if new is None:
         return [f"mlir-lsp: note: {baseline_path} stores no attribution for {pv.path}: rewrite it with "
                 "--update-baseline to see which dispatches are new"]

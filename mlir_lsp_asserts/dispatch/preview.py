@@ -32,6 +32,7 @@ class Preview:
     warnings: list[str] = field(default_factory=list)
     attribution: Attribution | None = None
     binary_size: int | None = None  # bytes of the .vmfb, when one was built (--binary-size)
+    budget: dict | None = None  # the judging of a --dispatch-count: judging.budget_json
 
     def as_json(self) -> dict:
         return {"path": self.path, "profile": self.profile, "compiler_version": self.compiler_version,
@@ -41,7 +42,7 @@ class Preview:
                 "notes": list(self.notes), "warnings": list(self.warnings),
                 "attribution": self.attribution.as_json() if self.attribution else None,
                 **split_json(self.per_function),
-                "binary_size": self.binary_size}
+                "binary_size": self.binary_size, "budget": self.budget}
 
 
 def initializer_split(per_function: dict[str, int]) -> tuple[int, int]:
