@@ -89,8 +89,10 @@ def _split_codes(values):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .signals import run_stoppable  # SIGTERM and SIGHUP stop as Ctrl-C does
+
     try:
-        return run(argv)
+        return run_stoppable(lambda: run(argv))
     except BrokenPipeError:  # `mlir-lsp ... | head`: the reader is gone, nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush of stdout is quiet too
