@@ -301,15 +301,17 @@ def run_check(args) -> int:
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    measurer = None
-    from . import measured
+    from . import measured, torch_check
 
+    measurer: measured.Measurer | torch_check.TorchChecker | None = None
     if measured.wanted(args):
         try:
             measurer = measured.prepare(args)
         except (ValueError, measured.CompilerError) as e:
             print(f"mlir-lsp: error: {e}", file=sys.stderr)
             return EXIT_ERROR
+    else:  # torch IR: MLA004 by lowering to input only
+        measurer = torch_check.prepare(args)
     if args.watch:
         from .watch import watch_loop
 
