@@ -38,16 +38,19 @@ def _unquoted(key: str) -> str:
     return key[1:-1] if key.startswith('"') and key.endswith('"') else key
 
 
-def referenced(ir_part: str) -> set[str]:
-    """The resource keys `dense_resource<...>` refers to in an IR part (not `__elided__`)."""
-    return {k for k in map(_unquoted, _REFERENCE.findall(ir_part)) if k != ELIDED}
+def referenced(text: str, end: int | None = None) -> set[str]:
+    """The resource keys `dense_resource<...>` refers to in `text[:end]`, the IR part (not
+    `__elided__`)."""
+    found = (m.group(1) for m in _REFERENCE.finditer(text, 0, len(text) if end is None else end))
+    return {k for k in map(_unquoted, found) if k != ELIDED}
 
 
-def section_keys(section: str) -> set[str]:
-    """The keys of a `{-# dialect_resources: {...} #-}` section, as printed (one entry a line:
-    `KEY: "0x..."`; a blob is one line however long, so this walks lines with `str.find`)."""
+def section_keys(section: str, start: int = 0) -> set[str]:
+    """The keys of the `{-# dialect_resources: {...} #-}` section at `section[start:]`, as printed
+    (one entry a line: `KEY: "0x..."`; a blob is one line however long, so this walks lines with
+    `str.find`, never copying a blob)."""
     keys: set[str] = set()
-    pos = 0
+    pos = start
     while pos < len(section):
         nl = section.find("\n", pos)
         end = len(section) if nl == -1 else nl
@@ -61,10 +64,10 @@ def section_keys(section: str) -> set[str]:
 def missing(lowered: str) -> set[str]:
     """Keys the lowered text refers to without holding their data (empty: nothing to repair)."""
     cut = ir_end(lowered)
-    refs = referenced(lowered[:cut])
+    refs = referenced(lowered, cut)
     if not refs:
         return set()
-    return refs - section_keys(lowered[cut:])
+    return refs - section_keys(lowered, cut)
 
 
 def kept(lowered: str, source: str) -> str:
@@ -75,10 +78,9 @@ def kept(lowered: str, source: str) -> str:
     if not lost:
         return lowered
     cut_low, cut_src = ir_end(lowered), ir_end(source)
-    section = source[cut_src:]
-    absent = lost - section_keys(section)
+    absent = lost - section_keys(source, cut_src)
     if absent:
         names = ", ".join(sorted(absent)[:3]) + (" ..." if len(absent) > 3 else "")
         raise ResourcesLost(f"the lowered IR refers to {len(absent)} resource(s) that the input does not hold "
                             f"({names})")
-    return lowered[:cut_low].rstrip("\n") + "\n\n" + section.lstrip("\n")
+    return "".join((lowered[:cut_low].rstrip("\n"), "\n\n", source[cut_src:]))  # ir_end: a line start
