@@ -43,6 +43,8 @@ class Settings:
     """Where rule links point (`{base}/MLA001.md`); None: the pages installed with the package."""
     measured_severity: bool = False
     """MLA001 at information severity in a file whose measured what-if saves no dispatch."""
+    lower_torch: bool = True
+    """`--check` lowers torch IR to `input` for its MLA004 findings (false: text only; CLI `--no-lower`)."""
     compstat: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = ()
     """iree-test-suites compstat files per input: input path -> ((compstat file, profile or
     None), ...), both as written in the config (relative to its folder, see `config_folder`)."""
@@ -110,7 +112,7 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
     s = base or Settings()
     norm = {str(k).replace("_", "-"): v for k, v in data.items()}
     known = {"select", "ignore", "extend-select", "severity", "fix-mode", "exclude", "profiles", "docs-base-url",
-             "measured-severity", "compstat", "profile", "flags"}
+             "measured-severity", "compstat", "profile", "flags", "lower-torch"}
     unknown = sorted(set(norm) - known)
     if unknown:
         raise ConfigError(f"{source}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -152,6 +154,10 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         if not isinstance(norm["measured-severity"], bool):
             raise ConfigError(f"{source}: measured-severity must be true or false")
         s = replace(s, measured_severity=norm["measured-severity"])
+    if "lower-torch" in norm:
+        if not isinstance(norm["lower-torch"], bool):
+            raise ConfigError(f"{source}: lower-torch must be true or false")
+        s = replace(s, lower_torch=norm["lower-torch"])
     if "compstat" in norm:
         s = replace(s, compstat=_compstat(norm, source))
     if "profiles" in norm:

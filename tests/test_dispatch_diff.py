@@ -227,7 +227,7 @@ def test_prompt_encoder_against_its_fixed_self(tmp_path):
         assert {"tensor.extract", "cf.assert"} <= ops  # a gather, with its asserts
 
 
-OLD_IREE = Path(__file__).resolve().parents[1] / ".venv-iree-3.3" / "bin" / "iree-compile"
+OLD_IREE = Path(__file__).resolve().parents[1] / ".venv-compat-3.3.0" / "bin" / "iree-compile"
 
 
 @pytest.mark.skipif(not OLD_IREE.exists(), reason="no IREE 3.3 beside the checkout: make old-iree (.ci/run does)")

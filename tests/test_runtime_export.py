@@ -136,7 +136,13 @@ def test_the_fixed_repro_computes_what_the_unfixed_one_computes(front_end, tmp_p
 
 def test_check_and_fix_take_an_export_and_say_its_asserts_come_with_lowering():
     exported = _export(externalize=True)
-    assert mla.check(exported).findings == ()  # torch IR: the asserts exist only after --compile-to=input
+    # torch IR: the asserts exist only after --compile-to=input, which check lowers it to
+    found = mla.check(exported)
+    assert [(f.code, f.line) for f in found.findings] == [("MLA004", f.line) for f in found.findings]
+    assert len(found.findings) == 2 and found.notes == ()
+    unlowered = mla.check(exported, lower=False)
+    assert unlowered.findings == () and unlowered.notes == (
+        "torch IR: its asserts appear when it is lowered; not lowered (lower=False)",)
     r = mla.fix(exported, mode="assume")
     assert not r.changed and r.text.count("torch.aten.embedding") == 2
     assert any("compile_fixed lowers, fixes and compiles it" in n for n in r.notes)

@@ -43,9 +43,11 @@ def _mode(mode: str) -> FixMode:
     return FixMode(mode)
 
 
-def check(src: Src) -> CheckResult:
+def check(src: Src, *, lower: bool = True) -> CheckResult:
     """The findings of `src`: a path, MLIR text, bytes (text or `.mlirbc`), an
-    `iree.compiler.ir` Module or Operation, or an iree-turbine `ExportOutput`.
+    `iree.compiler.ir` Module or Operation, or an iree-turbine `ExportOutput`. Torch IR is
+    lowered to `input` (iree-compile, default profile) for its MLA004 findings; `lower=False`, or
+    no compiler: a note says its asserts appear when it is lowered.
 
     >>> import mlir_lsp_asserts as mla
     >>> result = mla.check("model.mlir")                          # doctest: +SKIP
@@ -57,7 +59,15 @@ def check(src: Src) -> CheckResult:
     inp = read_input(src, weights=False)
     with _errors(inp):
         r = check_text(inp.text, is_bytecode=inp.is_bytecode)
-    return CheckResult(inp.name, tuple(Finding.of(f) for f in r.findings), inp.is_bytecode, r.suppressed)
+        from ..dispatch.torch_check import check_lowered  # torch IR: MLA004 by lowering it
+
+        def whole():
+            w = read_input(src, weights=True) if inp.kind == "path" or inp.is_bytecode else inp
+            return w.text, w.path
+        t = check_lowered(inp.text, r.parsed.lines, whole, lower=lower)
+    findings = sorted([*r.findings, *(t.findings if t else [])], key=lambda f: (f.span.start, f.code))
+    return CheckResult(inp.name, tuple(Finding.of(f) for f in findings), inp.is_bytecode, r.suppressed,
+                       (t.note,) if t and t.note else ())
 
 
 def fix(src: Src, mode: str = "assume") -> FixResult:

@@ -50,6 +50,7 @@ class CheckResult:
     findings: tuple[Finding, ...]
     is_bytecode: bool = False
     suppressed: int = 0  # findings silenced by `// mlir-lsp: ignore` comments
+    notes: tuple[str, ...] = ()  # e.g. torch IR not lowered: its MLA004 findings are not known
 
     def by_code(self) -> dict[str, int]:
         """How many findings of each rule code."""

@@ -88,8 +88,10 @@ def _split_codes(values):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .signals import run_stoppable  # SIGTERM and SIGHUP stop as Ctrl-C does
+
     try:
-        return run(argv)
+        return run_stoppable(lambda: run(argv))
     except BrokenPipeError:  # `mlir-lsp ... | head`: the reader is gone, nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush of stdout is quiet too
@@ -302,15 +304,17 @@ def run_check(args) -> int:
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    measurer = None
-    from . import measured
+    from . import measured, torch_check
 
+    measurer: measured.Measurer | torch_check.TorchChecker | None = None
     if measured.wanted(args):
         try:
             measurer = measured.prepare(args)
         except (ValueError, measured.CompilerError) as e:
             print(f"mlir-lsp: error: {e}", file=sys.stderr)
             return EXIT_ERROR
+    else:  # torch IR: MLA004 by lowering to input only
+        measurer = torch_check.prepare(args)
     if args.watch:
         from .watch import watch_loop
 

@@ -28,6 +28,9 @@ def add_arguments(group) -> None:
     group.add_argument("--measured-severity", action="store_true",
                        help="with --what-if (implied): MLA001 at information severity in files whose what-if saves "
                             "no dispatch (config: measured-severity)")
+    from .torch_check import add_arguments as add_torch_arguments
+
+    add_torch_arguments(group)
 
 
 def wanted(args) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..iree_flags.flags import FlagReport, target_of, translate
 from ..syntax.parsed_text import parse
 from ..syntax.tokens import SYMBOL
+from . import resources
 from .attribution import Site, dispatch_sites
 from .cache import CountCache
 from .compiler import Compiler, CompilerError, Run, first_error, known_flags, parse_diagnostics, release_limit_hint
@@ -275,6 +276,10 @@ class DispatchCounter:
                       {src: None})
             with open(out, encoding="utf-8", errors="replace") as f:
                 lowered = f.read()
+        try:  # IREE 3.8 prints the weights' references without their data: put the input's back
+            lowered = resources.kept(lowered, text)
+        except resources.ResourcesLost as e:
+            raise CompilerError(f"lowering to input: {e}; cannot compile on from it") from None
         self.cache.put(key, {"text": lowered, "input": src})
         return lowered
 

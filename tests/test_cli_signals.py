@@ -1,0 +1,70 @@
+"""SIGTERM and SIGHUP on the command line do what Ctrl-C does (issue 38): a count stopped
+mid-compile kills its compiles, removes its `mlir-lsp-*` folders, says "stopped" in one line and
+exits 128 + the signal's number (what `timeout` and a CI runner's cancel send)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import MODELS
+
+ENCODER = MODELS / "sdxl_prompt_encoder.input.mlir"
+
+
+def _processes_under(folder: Path) -> list[str]:
+    """Command lines of the processes that name `folder` (the count's compiles write there)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(folder) in cmd:
+            found.append(cmd)
+    return found
+
+
+def _wait(pred, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_mid_count_stops_the_compiles_and_removes_the_folders(tmp_path, sig):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("CI", None)
+    proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--dispatch-count", "--what-if", "--no-cache",
+                             str(ENCODER)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # mid-count: both compiles (the count and the what-if's) running, their folders made
+        started = _wait(lambda: len(list(tmp.glob("mlir-lsp-*"))) >= 2 and len(_processes_under(tmp)) >= 2, 120)
+        assert started and proc.poll() is None, "the count ended before it could be stopped"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    text = err.decode()
+    assert proc.returncode == 128 + sig, text
+    assert text.strip().splitlines()[-1] == f"mlir-lsp: stopped ({signal.Signals(sig).name})", text
+    assert "Traceback" not in text
+    assert out == b""
+    assert list(tmp.glob("mlir-lsp*")) == []  # no folder, no partial dispatch-creation.mlir
+    assert _processes_under(tmp) == []  # no iree-compile left
