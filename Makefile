@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check old-iree compat-venvs test-compat
+.PHONY: setup demo test test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check vscode-icon old-iree compat-venvs test-compat
 
 setup: $(STAMP)
 
@@ -127,11 +127,18 @@ $(VSC)/node_modules/.installed: $(VSC)/package-lock.json $(NODE24)/bin/node
 	cd $(VSC) && $(VSC_ENV) npm ci --silent
 	@touch $@
 
-# The .vsix: tsc (strict) checks, esbuild bundles src/ with vscode-languageclient into the one
+# The .vsix: tsc (strict) checks, esbuild bundles src/ with its npm dependencies into the one
 # file it ships, dist/extension.js (package.json: vscode:prepublish, bundle; .vscodeignore).
+# scripts/package.mjs fails when vsce prints a warning.
 $(VSIX): $(VSC)/node_modules/.installed $(VSC)/package.json $(VSC)/tsconfig.json $(VSC)/language-configuration.json \
-		$(VSC)/.vscodeignore $(VSC)/README.md $(wildcard $(VSC)/src/*.ts)
+		$(VSC)/.vscodeignore $(VSC)/README.md $(VSC)/images/icon.png $(VSC)/scripts/package.mjs $(wildcard $(VSC)/src/*.ts)
 	cd $(VSC) && $(VSC_ENV) npm run --silent package
+
+# The icon (images/icon.png, tracked) drawn again from images/icon.svg with Debian's chromium.
+vscode-icon:
+	cd $(VSC)/images && chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--default-background-color=00000000 --window-size=256,256 --screenshot=$(VSC)/images/icon.png \
+		file://$(VSC)/images/icon.svg
 
 # tsc (strict), eslint and the extension's unit tests (node's test runner).
 vscode-check: $(VSC)/node_modules/.installed
