@@ -114,6 +114,8 @@ def test_a_venv_holding_the_package_with_no_settings(tools, wheel, deps, tmp_pat
     no_python_extension = "the Python extension (ms-python.python) is not installed"
     assert f"[server lookup] the Python extension's interpreter: {no_python_extension}" in log, log
     assert f"[server] {python} -m mlir_lsp_asserts (from the workspace's .venv)" in log, log
+    # The language status item says so too.
+    assert "mlir-lsp: running, from the workspace's .venv" in seen.get("languageStatus", ""), seen
     assert (artifacts / "1-venv-findings.png").stat().st_size > 10_000
 
 

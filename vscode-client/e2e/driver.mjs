@@ -555,6 +555,14 @@ async function findServerScenario() {
   }
   seen.markers = cfg.markers ? cfg.markers.filter((m) => fs.existsSync(m)) : [];
   seen.log = lookup();
+  // The language status (the "{}" beside the language mode): where the server came from.
+  await page.locator("#status\\.languageStatus, .statusbar-item[id*='languageStatus']").first().click()
+    .then(() => page.locator(".hover-language-status").first().waitFor({ timeout: 10000 }))
+    .then(async () => {
+      seen.languageStatus = await words(page.locator(".hover-language-status").first());
+      await shot(page, "4-language-status");
+    },
+      (e) => log(`no language status: ${String(e).slice(0, 200)}`));
   await shot(page, cfg.restricted ? "2-trusted-findings" : cfg.offer ? "3-installed-findings" : "1-venv-findings");
 }
 

@@ -25,12 +25,11 @@ export const KINDS = {
 } as const;
 
 const virtualDocs = new Map<string, string>();
-const deps = {} as { disk: DiskFiles; graphPanel: GraphPanel };
+let parts: { disk: DiskFiles; graphPanel: GraphPanel } | undefined;
 
 /** The parts the commands use, and the read-only documents' schemes; once, at activation. */
 export function registerDocumentViews(context: vscode.ExtensionContext, disk: DiskFiles, graphPanel: GraphPanel): void {
-  deps.disk = disk;
-  deps.graphPanel = graphPanel;
+  parts = { disk, graphPanel };
   registerVirtualScheme(context, DISPATCH_IR_SCHEME);
   registerVirtualScheme(context, BYTECODE_SCHEME);
 }
@@ -110,7 +109,7 @@ export async function showDispatchGraph(target?: vscode.Uri): Promise<void> {
   let uri = target;
   let line: number | undefined;
   if (uri === undefined) {
-    uri = deps.disk.active()?.uri;
+    uri = parts?.disk.active()?.uri;
   }
   if (uri === undefined) {
     const doc = activeMlir();
@@ -152,7 +151,7 @@ export async function showDispatchGraph(target?: vscode.Uri): Promise<void> {
       log(`[graph] ${external} is a path proxy, which Model Explorer cannot run behind: ` +
         `shown in a tab at ${where.url} (reachable where the browser runs on the server's machine)`);
     }
-    deps.graphPanel.show(where.url, `Dispatch graph: ${baseName(uri)}`, { doc: uri, lines: answer?.lines ?? {} });
+    parts?.graphPanel.show(where.url, `Dispatch graph: ${baseName(uri)}`, { doc: uri, lines: answer?.lines ?? {} });
     void vscode.window.showInformationMessage(outcome.message);
     return;
   }

@@ -13,7 +13,7 @@ import { GraphPanel } from "./graphPanel";
 import { createOutput, log, showLog } from "./log";
 import { onInterpreterChange } from "./python";
 import { createSession, currentClient, ready, restart, serverSource, stopServer } from "./server";
-import { DISPATCH_REQUEST, DispatchStatus } from "./status";
+import { DISPATCH_REQUEST, DispatchStatus, ServerStatus } from "./status";
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = createOutput();
@@ -26,10 +26,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     profile: () => config().get<string>("dispatch.profile", "default"),
   });
   const graphPanel = new GraphPanel(output);
-  context.subscriptions.push(output, status, disk, graphPanel);
+  const serverStatus = new ServerStatus();
+  context.subscriptions.push(output, status, disk, graphPanel, serverStatus);
   registerDocumentViews(context, disk, graphPanel);
   context.subscriptions.push(createSession({
     counted: (p) => status.accept(p),
+    state: (text, ok) => serverStatus.show(text, ok),
     running: () => {
       status.refresh();
       disk.recheckAll();

@@ -49,9 +49,9 @@ export function expandPath(p: string): string {
 
 let toldWaiting = false;
 
-/** The server to start, or undefined (the user was told why). `restart` starts the server again
- * (after an install). */
-export async function findServer(restart: () => void): Promise<ServerCommand | undefined> {
+/** The server to start, or why there is none (the user was told). `restart` starts the server
+ * again (after an install). */
+export async function findServer(restart: () => void): Promise<ServerCommand | { missing: string }> {
   const cfg = config();
   const env = resolveEnv();
   const resolution = await resolveServer(
@@ -75,11 +75,11 @@ export async function findServer(restart: () => void): Promise<ServerCommand | u
         }
       });
     }
-    return undefined;
+    return { missing: "waiting for the folder to be trusted" };
   }
   if (resolution.lacking !== undefined) {
     void offerInstall(resolution.lacking, env).then((installed) => installed && restart());
-    return undefined;
+    return { missing: `${resolution.lacking.source} lacks the package` };
   }
   const msg = notFoundMessage(resolution.tried);
   log(msg);
@@ -90,5 +90,5 @@ export async function findServer(restart: () => void): Promise<ServerCommand | u
       showLog();
     }
   });
-  return undefined;
+  return { missing: "not found" };
 }

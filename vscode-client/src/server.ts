@@ -30,6 +30,8 @@ export interface ClientHooks {
   counted(p: DispatchResult & { uri?: string }): void;
   /** The server is running (again). */
   running(): void;
+  /** Where the server stands, for the language status item: its source, or why none runs. */
+  state(text: string, ok: boolean): void;
   /** A code lens's command: handled by the extension (a promise), or undefined for the server. */
   executeCommand(command: string, args: unknown[]): Promise<unknown> | undefined;
 }
@@ -124,11 +126,13 @@ function clientOptions(hooks: ClientHooks, policy: RestartPolicy): LanguageClien
 
 async function startClient(hooks: ClientHooks, adopt: (c: LanguageClient) => void): Promise<void> {
   const server = await findServer(() => void restart());
-  if (server === undefined) {
+  if ("missing" in server) {
+    hooks.state(`no server: ${server.missing}`, false);
     return;
   }
   source = server.source;
   log(`[server] ${server.command} ${server.args.join(" ")} (from ${server.source})`);
+  hooks.state(`starting, from ${server.source}`, true);
   const serverOptions: ServerOptions = {
     command: server.command,
     args: server.args,
@@ -140,7 +144,10 @@ async function startClient(hooks: ClientHooks, adopt: (c: LanguageClient) => voi
   client.onNotification(COUNTED_NOTIFICATION, (p: DispatchResult & { uri?: string }) => hooks.counted(p));
   client.onDidChangeState((e) => {
     if (e.newState === State.Running) {
+      hooks.state(`running, from ${server.source}`, true);
       hooks.running();
+    } else if (e.newState === State.Stopped) {
+      hooks.state("stopped", false);
     }
   });
   try {

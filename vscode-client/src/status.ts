@@ -146,3 +146,24 @@ export class DispatchStatus implements vscode.Disposable {
     this.item.dispose();
   }
 }
+
+/** The language status item of MLIR files (beside the language mode): where the server came
+ * from, or why none runs, with a link to the log. */
+export class ServerStatus implements vscode.Disposable {
+  private readonly item = vscode.languages.createLanguageStatusItem("mlirLsp.server", { language: "mlir" });
+
+  constructor() {
+    this.item.name = "mlir-lsp server";
+    this.item.text = "mlir-lsp: looking for the server";
+    this.item.command = { title: "Show Log", command: "mlirLsp.showLog" };
+  }
+
+  show(text: string, ok: boolean): void {
+    this.item.text = `mlir-lsp: ${text}`;
+    this.item.severity = ok ? vscode.LanguageStatusSeverity.Information : vscode.LanguageStatusSeverity.Warning;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
