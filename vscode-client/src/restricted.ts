@@ -4,13 +4,14 @@
 // folder's values for them (.vscode/settings.json of a cloned repository) until it is trusted,
 // and the server runs with the user's own. Pure (no vscode import) so node's test runner covers it.
 
-/** What a setting may run: a program (the server, the compiler) or flags given to the compiler
+/** What a setting may run: a program (the server, the compiler), a package to install, or flags given to the compiler
  * (flags can load plugins and write files). Not restricted: `dispatch.profile` (a name among the
  * built-in profiles and the user's own `profiles`), `dispatch.baseline` (a file that is only read,
  * the folder's own by design). */
 export const RESTRICTED_SETTINGS: readonly string[] = [
   "mlirLsp.server.path",
   "mlirLsp.server.pythonPath",
+  "mlirLsp.server.installSpec",
   "mlirLsp.dispatch.compilerPath",
   "mlirLsp.dispatch.flags",
   "mlirLsp.profiles",
