@@ -37,11 +37,12 @@ __all__ = ["Binding", "Block", "NameIndex", "Scope", "SymbolDef", "build"]
 
 
 class NameIndex:
-    """Bindings and uses of every `%value`, `^label` and `@symbol` in `text`."""
+    """Bindings and uses of every `%value`, `^label` and `@symbol` in text[start:end] (offsets
+    are the text's)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, start: int = 0, end: int | None = None):
         self.text = text
-        r = NameReader(text).read()
+        r = NameReader(text, start, end).read()
         self.root, self.symbols = r.root, r.symbols
         self._reader = r
 
@@ -82,7 +83,7 @@ class NameIndex:
 
 
 @lru_cache(maxsize=8)
-def build(text: str) -> NameIndex:
-    """The index of `text` (the last few texts' are kept: a request after another on the same
+def build(text: str, start: int = 0, end: int | None = None) -> NameIndex:
+    """The index of text[start:end] (the last few are kept: a request after another on the same
     version reads nothing again)."""
-    return NameIndex(text)
+    return NameIndex(text, start, end)

@@ -70,16 +70,17 @@ class _Group:
 
 
 class NameReader:
-    """Reads `text` into `resolved` (per token: the binding or symbol it names) and the root
-    scope and symbol table."""
+    """Reads text[start:end] into `resolved` (per token: the binding or symbol it names) and the
+    root scope and symbol table. Offsets are the text's."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, start: int = 0, end: int | None = None):
         self.text = text
+        end = len(text) if end is None else end
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.kinds: list[str] = []
         self.names: list[str] = []
-        for m in TOKEN.finditer(text):
+        for m in TOKEN.finditer(text, start, end):
             kind = m.lastgroup
             if kind is None:
                 continue  # a comment
@@ -88,8 +89,8 @@ class NameReader:
             self.kinds.append(kind)
             self.names.append(m.group(kind))
         self.resolved: list[Binding | SymbolDef | None] = [None] * len(self.starts)
-        self.root = Scope(0, None, "", 0)
-        self.symbols = SymbolDef(None, 0, "", 0, len(text), None)  # the document's symbol table
+        self.root = Scope(start, None, "", start)
+        self.symbols = SymbolDef(None, start, "", start, end, None)  # the text's own symbol table
         self.levels = [_Level(self.root, table=self.symbols)]
         self.pending: list[Binding] = []  # header arguments waiting for their op's region
         self.pending_level = -1
