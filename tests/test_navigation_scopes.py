@@ -6,6 +6,7 @@ small files that `mlir-opt-22` accepts (tests/data/navigation)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,7 @@ def server():
 
 class Doc:
     def __init__(self, server: Client, name: str):
-        self.server, self.path = server, FILES / name
+        self.server, self.path = server, FILES / name if "/" not in name else Path(name)
         self.text = self.path.read_text()
         self.lines = self.text.split("\n")
         self.uri = self.path.resolve().as_uri()
@@ -147,3 +148,17 @@ def test_hover_on_block_labels(server):
     assert "%x: f32" in hover and "^bb2" in hover  # its argument and its predecessor
     hover = d.hover(d.at(13, "^bb2"))
     assert "%y: f32" in hover and "Block #0" in hover
+
+
+def test_comments_are_not_code_in_a_document_kept_in_pieces(server, tmp_path):
+    """Over 128 KB the document is kept in pieces, one per top-level op, and a symbol's references
+    are looked for in every piece: never in a comment."""
+    body = "".join(f"  // calls @callee\n  func.func @f{n}(%a: i32) -> i32 {{\n    %r = func.call @callee(%a) : "
+                   f"(i32) -> i32\n    return %r : i32\n  }}\n" for n in range(1500))
+    path = tmp_path / "pieces.mlir"
+    path.write_text("module {\n  func.func private @callee(i32) -> i32\n" + body + "}\n")
+    assert path.stat().st_size > 128 * 1024
+    d = Doc(server, str(path))
+    refs = d.references(d.at(1, "@callee"))
+    assert len(refs) == 1501
+    assert not [r for r in refs if "//" in d.lines[r[0]]]

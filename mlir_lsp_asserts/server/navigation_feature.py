@@ -166,9 +166,10 @@ def symbol_definition(doc, name: str) -> Symbol | None:
 
 
 def symbol_references(doc, name: str) -> list[types.Range]:
-    pat = re.compile(r"@" + re.escape(name) + r"(?![\w$.\-])") if not name.startswith('"') else re.compile(
-        "@" + re.escape(name))
-    return [to_range(r) for r in doc.live.find_all(pat, "@" + name)]
+    """Every `@name` of the document outside comments and strings (a match of group 1)."""
+    end = "" if name.startswith('"') else r"(?![\w$.\-])"
+    pat = re.compile(r'//[^\n]*|"(?:[^"\\\n]|\\.)*"|(@' + re.escape(name) + end + ")")
+    return [to_range(r) for r in doc.live.find_all(pat, "@" + name, group=1)]
 
 
 # -- hover ----------------------------------------------------------------------------------
