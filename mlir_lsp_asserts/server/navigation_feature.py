@@ -21,7 +21,6 @@ from .big_function_navigation import label_locations, value_definition, value_re
 from .convert import span_range, to_range
 from .cursor import Cursor, cursor
 
-
 # -- the navigation index (syntax/name_index.py) ---------------------------------------------
 # The navigation index reads a text up to this size whole for a request (0.35 s on a loaded 2-core
 # machine, load 9); a bigger top-level op is read by the op tree's lazy scopes.
