@@ -202,7 +202,7 @@ class NameReader:
         name, at, level = self.names[i], self.starts[i], self.levels[-1]
         st = level.statement
         if level.region and st.symbol is None and st.op and level.paren == 0 \
-                and st.op.rsplit(".", 1)[-1] in _SYMBOL_OPS and self.names[i - 1] != "::":
+                and st.op.rsplit(".", 1)[-1] in _SYMBOL_OPS and (i == 0 or self.names[i - 1] != "::"):
             end = self.text.find("\n", at)
             sd = st.symbol = SymbolDef(name[1:], at, st.op, st.start, len(self.text) if end == -1 else end, level.table)
             if level.table is not None:
