@@ -85,7 +85,7 @@ def _binding_hover(c: Cursor, b: Binding) -> str:
     head = f"`%{b.name}` defined at line {line}"
     if b.kind == "result":
         return f"{head}: result #{b.number} of `{op}`\n\n```mlir\n{_first_line(c.text, b.op_start, len(c.text))}\n```"
-    what = {"function argument": "argument", "block argument": "block argument"}.get(b.kind, "argument")
+    what = "block argument" if b.kind == "block argument" else "argument"
     where = f"block `^{b.block.label[1:]}`" if b.block is not None and b.block.label else "its entry block"
     text = f"{head}: {what} #{b.number} of `{op}` ({where})"
     if b.type:
