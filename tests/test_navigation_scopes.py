@@ -162,3 +162,13 @@ def test_comments_are_not_code_in_a_document_kept_in_pieces(server, tmp_path):
     refs = d.references(d.at(1, "@callee"))
     assert len(refs) == 1501
     assert not [r for r in refs if "//" in d.lines[r[0]]]
+
+
+def test_document_symbols_of_a_document_kept_in_pieces_list_nested_symbols(server, tmp_path):
+    body = "".join(f"  func.func @f{n}(%a: i32) -> i32 {{\n    return %a : i32\n  }}\n" for n in range(3000))
+    kernels = "  gpu.module @kernels {\n    gpu.func @kernel1() kernel {\n      gpu.return\n    }\n  }\n"
+    path = tmp_path / "pieces_symbols.mlir"
+    path.write_text("module attributes {gpu.container_module} {\n" + kernels + body + "}\n")
+    assert path.stat().st_size > 128 * 1024
+    symbols = Doc(server, str(path)).symbols()
+    assert symbols[:3] == [(0, "kernels"), (1, "kernel1"), (0, "f0")]

@@ -15,7 +15,7 @@ from lsprotocol import types
 from ..findings import FixMode
 from ..incremental.located import Symbol
 from ..syntax import name_index
-from ..syntax.name_index import Binding, NameIndex, SymbolDef
+from ..syntax.name_index import SYMBOL_TABLES, Binding, NameIndex, SymbolDef
 from . import dispatch_feature
 from .big_function_navigation import label_locations, value_definition, value_references
 from .convert import span_range, to_range
@@ -99,6 +99,18 @@ def _symbol_hover(c: Cursor, sd: SymbolDef) -> str:
     op = _FULL_NAMES.get(sd.op, sd.op)
     line = c.place.position(sd.at)[0] + 1
     return f"`@{sd.name}` ({op}) defined at line {line}\n\n```mlir\n{_first_line(c.text, sd.op_start, sd.op_end)}\n```"
+
+
+def _nested_symbols(doc, o: Symbol) -> list[types.DocumentSymbol] | None:
+    """The symbols inside a top-level symbol table (`gpu.module @k`), read by the index of its op."""
+    if o.full_name not in SYMBOL_TABLES or o.symbol is None:
+        return None
+    c = Cursor(doc, doc.live.place(*o.symbol_range[0]))
+    ix = _index(c)
+    table = None if ix is None else ix.symbol_at(c.offset)
+    if table is None or not table.ordered:
+        return None
+    return _symbol_tree(c, table.ordered)
 
 
 def _symbol_tree(c: Cursor, items: list[SymbolDef]) -> list[types.DocumentSymbol]:
@@ -295,7 +307,8 @@ def setup(server) -> None:
             kind = types.SymbolKind.Function if "func" in o.full_name else (
                 types.SymbolKind.Variable if "global" in o.full_name else types.SymbolKind.Object)
             out.append(types.DocumentSymbol(name=o.symbol or o.full_name, kind=kind, detail=o.full_name,
-                                            range=to_range(o.range), selection_range=to_range(o.selection)))
+                                            range=to_range(o.range), selection_range=to_range(o.selection),
+                                            children=_nested_symbols(doc, o)))
         return out
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)

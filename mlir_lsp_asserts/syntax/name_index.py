@@ -31,9 +31,9 @@ import bisect
 from functools import lru_cache
 
 from .bindings import Binding, Block, Scope, SymbolDef
-from .name_reader import NameReader
+from .name_reader import SYMBOL_TABLES, NameReader
 
-__all__ = ["Binding", "Block", "NameIndex", "Scope", "SymbolDef", "build"]
+__all__ = ["SYMBOL_TABLES", "Binding", "Block", "NameIndex", "Scope", "SymbolDef", "build"]
 
 
 class NameIndex:

@@ -29,7 +29,7 @@ _DIGITS = re.compile(r"\s*\d+")
 # Ops whose `@name` defines a symbol (the last part of their name).
 _SYMBOL_OPS = frozenset("func module global named_sequence executable variant export binary pattern "
                         "dialect comdat initializer".split())
-_SYMBOL_TABLES = frozenset({"builtin.module", "module", "gpu.module", "spirv.module", "hal.executable",
+SYMBOL_TABLES = frozenset({"builtin.module", "module", "gpu.module", "spirv.module", "hal.executable",
                             "hal.executable.variant", "flow.executable", "stream.executable", "transform.library"})
 # Words before a typed `(%a: T)` group that binds the names in it (gpu.func attributions).
 _ATTRIBUTION_WORDS = frozenset({"workgroup", "private"})
@@ -259,7 +259,7 @@ class NameReader:
         st = level.statement
         inner = Scope(self.starts[i], level.scope, st.op, st.start)
         table = level.table
-        if st.op in _SYMBOL_TABLES or (st.symbol is not None and st.op.rsplit(".", 1)[-1] == "module"):
+        if st.op in SYMBOL_TABLES or (st.symbol is not None and st.op.rsplit(".", 1)[-1] == "module"):
             if st.symbol is None:  # `module {`: a symbol table without a name
                 st.symbol = SymbolDef(None, st.start, st.op, st.start, self.starts[i], level.table)
                 if level.table is not None:
