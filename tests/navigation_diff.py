@@ -255,7 +255,7 @@ class Report:
                     f"{100 * self.references.ratio():10.1f}% {100 * self.hover.ratio():10.1f}%")
         rows.append(f"document symbols equal on {self.symbols_equal} of {self.pieces} pieces; "
                     f"{len(self.slow)} requests over {SLOW} s; {len(self.errors)} errors; "
-                    f"crashes: {[(w, n, k, p and (p.line + 1, p.col)) for w, n, k, p in self.crashes]}; "
+                    f"crashes: {[(w, n, k, p and (p.line + 1, p.col + 1)) for w, n, k, p in self.crashes]}; "
                     f"judged upstream wrong: {len(self.judged)} of {len(self.wrong)} listed")
         return "\n".join(rows)
 
