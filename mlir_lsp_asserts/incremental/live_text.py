@@ -286,12 +286,14 @@ class LiveText:
                               text[o.start:nl if nl != -1 else o.end][:300]))
         return out
 
-    def find_all(self, pattern: re.Pattern[str], needle: str) -> list[Range]:
-        """Ranges of every match of `pattern` (which always matches `needle`) in the document."""
+    def find_all(self, pattern: re.Pattern[str], needle: str, group: int = 0) -> list[Range]:
+        """Ranges of every match of `pattern` (which always matches `needle`) in the document: of
+        its `group`, in the matches where that group took part."""
         out: list[Range] = []
         for i, p in enumerate(self.pieces):
             if p.contains(needle):
-                out.extend(self._range(i, m.start(), m.end()) for m in pattern.finditer(p.text))
+                out.extend(self._range(i, m.start(group), m.end(group)) for m in pattern.finditer(p.text)
+                           if m.start(group) != -1)
         return out
 
     def lines_text(self, first_line: int, last_line: int | None, cap: int) -> tuple[str, int]:

@@ -9,184 +9,165 @@ the place looks up; symbols (`@name`) are looked up over the document.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from lsprotocol import types
 
 from ..findings import FixMode
-from ..incremental.located import Place, Symbol
-from ..syntax.op_tree import Op
-from ..syntax.scope import Definition, Scope, containing
-from ..syntax.statements import name_pattern
+from ..incremental.located import Symbol
+from ..syntax import name_index
+from ..syntax.name_index import SYMBOL_TABLES, Binding, NameIndex, SymbolDef
 from . import dispatch_feature
+from .big_function_navigation import label_locations, value_definition, value_references
 from .convert import span_range, to_range
-from .open_documents import OpenDocument
+from .cursor import Cursor, cursor
 
-_WORD = re.compile(r"[%^@]([\w$.\-]+)(?:#\d+)?|@\"[^\"\n]*\"")
+# -- the navigation index (syntax/name_index.py) ---------------------------------------------
+# The navigation index reads a text up to this size whole for a request (0.35 s on a loaded 2-core
+# machine, load 9); a bigger top-level op is read by the op tree's lazy scopes.
+INDEX_MAX_CHARS = 256 * 1024
 
 
-@dataclass
-class Cursor:
-    """A request's position: its document and the place it resolves to."""
-
-    doc: OpenDocument
-    place: Place
-
-    @property
-    def text(self) -> str:
-        return self.place.text
-
-    @property
-    def offset(self) -> int:
-        return self.place.at
-
-    @property
-    def result(self):
-        return self.place.result
-
-    @property
-    def lines(self):
-        return self.place.lines
-
-    def range(self, start: int, end: int) -> types.Range:
-        return to_range(self.place.range(start, end))
-
-    def word(self) -> tuple[str, str, int] | None:
-        """(sigil, name, offset of the sigil) of the `%value`, `^label` or `@symbol` at the cursor."""
-        text, off = self.text, self.offset
-        ls = text.rfind("\n", 0, off) + 1
-        le = text.find("\n", off)
-        le = len(text) if le == -1 else le
-        for m in _WORD.finditer(text, ls, le):
-            if m.start() <= off <= m.end():
-                tok = m.group(0)
-                name = m.group(1) if m.group(1) is not None else tok[1:]
-                return tok[0], name, m.start()
+def _index(c: Cursor) -> NameIndex | None:
+    """The index of the text around the cursor: a top-level op, or a small document whole. None in
+    a big function's body, whose values the place looks up across its pieces
+    (big_function_navigation.py), and in a top-level op too big to read whole for one request."""
+    if c.place.in_big_function:
         return None
-
-
-def cursor(ls, params) -> Cursor | None:
-    doc = ls.document(params.text_document.uri)
-    if doc is None or doc.error:
-        return None
-    return Cursor(doc, doc.live.place(params.position.line, params.position.character))
-
-
-# -- SSA values ---------------------------------------------------------------------------------
-def _innermost(c: Cursor) -> Op | None:
+    text = c.text
+    if len(text) <= INDEX_MAX_CHARS:
+        return name_index.build(text)
     unit = c.result.parsed.unit_at(c.offset)
-    if unit is None:
+    if unit is None or unit[1].end - unit[1].start > INDEX_MAX_CHARS:
         return None
-    chunk, top = unit
-    chunk.reader.expand(top)
-    inner = top
-    for o in top.walk():
-        if o.start <= c.offset < max(o.end, o.start + 1) and o.start >= inner.start:
-            inner = o
-    return inner
+    return name_index.build(text, unit[1].start, unit[1].end)
 
 
-def value_definition(c: Cursor, name: str):
-    """(defining op or None, offset of the definition, Definition, Scope) of `%name`, or None."""
-    inner = _innermost(c)
-    if inner is None:
+def _name_range(c: Cursor, b: Binding | SymbolDef) -> types.Range:
+    return c.range(b.at, b.at + 1 + len(b.name or ""))
+
+
+def _symbol(c: Cursor, ix: NameIndex) -> tuple[Cursor, SymbolDef] | None:
+    """The symbol op that the `@name` (or `@a::@b`) at the cursor names, with a cursor on its
+    text: in the text around the cursor, else a top-level op of the document and the symbols
+    nested in it."""
+    local = ix.symbol_at(c.offset)
+    if local is not None:
+        return c, local
+    path = ix.symbol_path_at(c.offset)
+    top = symbol_definition(c.doc, path[0]) if path else None
+    if top is None:
         return None
-    scope = Scope(c.text)
-    for rname, roff, _n in inner.results:
-        if rname == name:  # the cursor is on a result of this op
-            where = containing(inner)
-            region, block = (where[0], where[1]) if where else (None, None)
-            return inner, roff, Definition(name, inner, block, region), scope
-    for r in inner.regions:  # on a block argument of one of its regions (`^bb0(%in: f32)`)
-        for b in r.blocks:
-            for arg, aoff in b.args:
-                if arg == name and r.start <= c.offset < r.end:
-                    return None, aoff, Definition(name, None, b, r), scope
-    d = scope.find_def(name, inner)
-    if d is None:
+    there = Cursor(c.doc, c.doc.live.place(*top.symbol_range[0]))
+    there_index = _index(there)
+    found = None if there_index is None else there_index.symbol_at(there.offset)
+    for part in path[1:]:
+        found = None if found is None else found.children.get(part)
+    return (there, found) if found is not None else None
+
+
+_FULL_NAMES = {"module": "builtin.module", "func": "func.func"}
+
+
+def _binding_hover(c: Cursor, b: Binding) -> str:
+    line = c.place.position(b.at)[0] + 1
+    op = _FULL_NAMES.get(b.op, b.op)
+    if b.sigil == "^":
+        block = b.block
+        assert block is not None, "a label has its block"
+        parts = [f"Block #{block.number} (`^{b.name}`) of `{op}`, line {line}"]
+        if block.args:
+            parts.append("Arguments: " + ", ".join(f"`%{a.name}: {a.type}`" for a in block.args))
+        if block.preds:
+            parts.append("Predecessors: " + ", ".join(p.title for p in block.preds))
+        if block.succs:
+            parts.append("Successors: " + ", ".join(s.title for s in block.succs))
+        return "\n\n".join(parts)
+    head = f"`%{b.name}` defined at line {line}"
+    if b.kind == "result":
+        return f"{head}: result #{b.number} of `{op}`\n\n```mlir\n{_first_line(c.text, b.op_start, len(c.text))}\n```"
+    what = "block argument" if b.kind == "block argument" else "argument"
+    where = f"block `^{b.block.label[1:]}`" if b.block is not None and b.block.label else "its entry block"
+    text = f"{head}: {what} #{b.number} of `{op}` ({where})"
+    if b.type:
+        text += f"\n\nType: `{b.type}`"
+    if b.kind == "header":
+        text += f"\n\n```mlir\n{_first_line(c.text, b.op_start, len(c.text))}\n```"
+    return text
+
+
+def _symbol_hover(c: Cursor, sd: SymbolDef) -> str:
+    op = _FULL_NAMES.get(sd.op, sd.op)
+    line = c.place.position(sd.at)[0] + 1
+    return f"`@{sd.name}` ({op}) defined at line {line}\n\n```mlir\n{_first_line(c.text, sd.op_start, sd.op_end)}\n```"
+
+
+def _nested_symbols(doc, o: Symbol) -> list[types.DocumentSymbol] | None:
+    """The symbols inside a top-level symbol table (`gpu.module @k`), read by the index of its op."""
+    if o.full_name not in SYMBOL_TABLES or o.symbol is None:
         return None
-    if d.op is not None:
-        return d.op, next((ro for rn, ro, _n in d.op.results if rn == name), d.op.start), d, scope
-    for arg, aoff in (d.block.args if d.block is not None else []):
-        if arg == name:
-            return None, aoff, d, scope
-    # an entry argument written in the op's header: `func.func @f(%a: i32)`
-    if d.region is not None and (owner := _owner(c, d.region)) is not None:
-        m = re.compile(r"%" + re.escape(name) + r"(?![\w$.\-])").search(c.text, owner.name_start, d.region.start)
-        if m:
-            return None, m.start(), d, scope
-    return None
-
-
-def _owner(c: Cursor, region) -> Op | None:
-    unit = c.result.parsed.unit_at(region.start)
-    if unit is None:
+    c = Cursor(doc, doc.live.place(*o.symbol_range[0]))
+    ix = _index(c)
+    table = None if ix is None else ix.symbol_at(c.offset)
+    if table is None or not table.ordered:
         return None
-    for o in unit[1].walk():
-        if any(r is region for r in o.regions):
-            return o
-    return None
+    return _symbol_tree(c, table.ordered)
 
 
-def _function_level(c: Cursor, d: Definition) -> bool:
-    """Is `d` a value of a big function's own block (its uses may sit elsewhere)?"""
-    return c.place.in_big_function and d.region is not None and d.region.sparse is not None
-
-
-def value_references(c: Cursor, name: str, include_declaration: bool) -> list[types.Range]:
-    found = value_definition(c, name)
-    if found is None:  # defined elsewhere in a big function (or an argument of it)
-        where = c.place.definition_elsewhere(name)
-        if where is None:
-            return []
-        out = [to_range(r) for r in c.place.uses_elsewhere(name) if include_declaration or r != where.range]
-        out.extend(c.range(x.start(), x.end()) for x in name_pattern(name).finditer(c.text))
-        return out
-    _op, start, d, scope = found
-    if _function_level(c, d):
-        out = [c.range(start, start + 1 + len(name))] if include_declaration else []
-        out.extend(c.range(off, off + 1 + len(name)) for _o, off in scope.users(d))
-        out.extend(to_range(r) for r in c.place.uses_elsewhere(name))
-        return out
-    out = [c.range(start, start + 1 + len(name))] if include_declaration else []
-    region = d.region
-    if region is None:
-        return out
-    # Uses inside the region of the definition (isolated ops excluded), plus uses in the
-    # header of the region's owner for header-declared arguments (`iter_args`, ...).
-    for _o, off in scope.users(d):
-        out.append(c.range(off, off + 1 + len(name)))
+def _symbol_tree(c: Cursor, items: list[SymbolDef]) -> list[types.DocumentSymbol]:
+    out = []
+    for sd in items:
+        op = _FULL_NAMES.get(sd.op, sd.op)
+        kind = (types.SymbolKind.Module if op.endswith("module") else types.SymbolKind.Function if "func" in op
+                else types.SymbolKind.Variable if "global" in op else types.SymbolKind.Object)
+        out.append(types.DocumentSymbol(
+            name=sd.name or f"<{op}>", kind=kind, detail=op, range=c.range(sd.op_start, sd.op_end),
+            selection_range=c.range(sd.op_start, sd.op_start + len(sd.op)),
+            children=_symbol_tree(c, sd.ordered) or None))
     return out
 
 
-# -- block labels ---------------------------------------------------------------------------
-def _label_region(c: Cursor, name: str):
-    """The innermost region around the cursor that has a block labelled `^name`."""
-    unit = c.result.parsed.unit_at(c.offset)
-    if unit is None:
-        return None
-    unit[0].reader.expand(unit[1])
-    best = None
-    for o in unit[1].walk():
-        for r in o.regions:
-            if r.start <= c.offset < r.end and any(b.label == "^" + name for b in r.blocks):
-                if best is None or r.start >= best.start:
-                    best = r
-    return best
+# -- the requests ---------------------------------------------------------------------------
+def definition_of(c: Cursor, sigil: str, name: str, uri: str) -> types.Location | None:
+    ix = _index(c)
+    if ix is not None:
+        if sigil != "@":
+            b = ix.binding_at(c.offset)
+            return types.Location(uri, _name_range(c, b)) if b is not None else None
+        found_symbol = _symbol(c, ix)
+        if found_symbol is not None:
+            there, sd = found_symbol
+            return types.Location(uri, _name_range(there, sd))
+    if sigil == "%":
+        found = value_definition(c, name)
+        if found is None:
+            where = c.place.definition_elsewhere(name)
+            return types.Location(uri, to_range(where.range)) if where else None
+        return types.Location(uri, c.range(found[1], found[1] + 1 + len(name)))
+    if sigil == "^":
+        locs = label_locations(c, name, include_declaration=True, uses=False)
+        return types.Location(uri, locs[0]) if locs else None
+    d = symbol_definition(c.doc, name)
+    return types.Location(uri, to_range(d.symbol_range)) if d else None
 
 
-def label_locations(c: Cursor, name: str, include_declaration: bool, uses: bool) -> list[types.Range]:
-    region = _label_region(c, name)
-    if region is None:
-        return []
-    block = next(b for b in region.blocks if b.label == "^" + name)
-    out = [c.range(block.label_start, block.label_start + 1 + len(name))] if include_declaration else []
-    if uses:
-        pat = re.compile(r"\^" + re.escape(name) + r"(?![\w$.\-])")
-        for m in pat.finditer(c.text, region.start, region.end):
-            if m.start() != block.label_start:
-                out.append(c.range(m.start(), m.end()))
-    return out
+def references_of(c: Cursor, sigil: str, name: str, decl: bool) -> list[types.Range]:
+    ix = _index(c)
+    if ix is not None:
+        if sigil != "@":
+            b = ix.binding_at(c.offset)
+            return [] if b is None else [c.range(at, at + 1 + len(b.name)) for at in ix.references(b)
+                                         if decl or at != b.at]
+        found_symbol = _symbol(c, ix)
+        if found_symbol is not None and not c.doc.live.in_pieces:  # the whole document is indexed
+            there, sd = found_symbol
+            return [there.range(at, at + 1 + len(name)) for at in ix.references(sd) if decl or at != sd.at]
+    if sigil == "%":
+        return value_references(c, name, decl)
+    if sigil == "^":
+        return label_locations(c, name, decl, uses=True)
+    d = symbol_definition(c.doc, name)
+    skip = to_range(d.symbol_range) if d and not decl else None
+    return [r for r in symbol_references(c.doc, name) if r != skip]
 
 
 # -- symbols --------------------------------------------------------------------------------
@@ -196,9 +177,10 @@ def symbol_definition(doc, name: str) -> Symbol | None:
 
 
 def symbol_references(doc, name: str) -> list[types.Range]:
-    pat = re.compile(r"@" + re.escape(name) + r"(?![\w$.\-])") if not name.startswith('"') else re.compile(
-        "@" + re.escape(name))
-    return [to_range(r) for r in doc.live.find_all(pat, "@" + name)]
+    """Every `@name` of the document outside comments and strings (a match of group 1)."""
+    end = "" if name.startswith('"') else r"(?![\w$.\-])"
+    pat = re.compile(r'//[^\n]*|"(?:[^"\\\n]|\\.)*"|(@' + re.escape(name) + end + ")")
+    return [to_range(r) for r in doc.live.find_all(pat, "@" + name, group=1)]
 
 
 # -- hover ----------------------------------------------------------------------------------
@@ -238,6 +220,16 @@ def word_hover(c: Cursor) -> types.Hover | None:
     if w is None:
         return None
     sigil, name, _at = w
+    ix = _index(c)
+    if ix is not None:
+        b = ix.binding_at(c.offset)
+        if b is not None:
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, _binding_hover(c, b)))
+        if sigil == "@" and (found_symbol := _symbol(c, ix)) is not None:
+            there, sd = found_symbol
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, _symbol_hover(there, sd)))
+        if sigil != "@":
+            return None
     if sigil == "%":
         found = value_definition(c, name)
         if found is None:
@@ -289,19 +281,7 @@ def setup(server) -> None:
         w = None if c is None else c.word()
         if c is None or w is None:  # no open document, or no word at the position
             return None
-        sigil, name, _at = w
-        uri = params.text_document.uri
-        if sigil == "%":
-            found = value_definition(c, name)
-            if found is None:
-                where = c.place.definition_elsewhere(name)
-                return types.Location(uri, to_range(where.range)) if where else None
-            return types.Location(uri, c.range(found[1], found[1] + 1 + len(name)))
-        if sigil == "^":
-            locs = label_locations(c, name, include_declaration=True, uses=False)
-            return types.Location(uri, locs[0]) if locs else None
-        d = symbol_definition(c.doc, name)
-        return types.Location(uri, to_range(d.symbol_range)) if d else None
+        return definition_of(c, w[0], w[1], params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     def references(ls, params: types.ReferenceParams):
@@ -309,16 +289,8 @@ def setup(server) -> None:
         w = None if c is None else c.word()
         if c is None or w is None:  # no open document, or no word at the position
             return []
-        sigil, name, _at = w
         uri = params.text_document.uri
-        decl = params.context.include_declaration
-        if sigil == "%":
-            return [types.Location(uri, r) for r in value_references(c, name, decl)]
-        if sigil == "^":
-            return [types.Location(uri, r) for r in label_locations(c, name, decl, uses=True)]
-        d = symbol_definition(c.doc, name)
-        skip = to_range(d.symbol_range) if d and not decl else None
-        return [types.Location(uri, r) for r in symbol_references(c.doc, name) if r != skip]
+        return [types.Location(uri, r) for r in references_of(c, w[0], w[1], params.context.include_declaration)]
 
     def symbols(params) -> list[Symbol]:
         doc = server.document(params.text_document.uri)
@@ -326,12 +298,17 @@ def setup(server) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbols(ls, params: types.DocumentSymbolParams):
+        doc = server.document(params.text_document.uri)
+        if doc is not None and not doc.error and not doc.live.in_pieces and doc.live.size <= INDEX_MAX_CHARS:
+            c = Cursor(doc, doc.live.place(0, 0))  # the whole text: nested, as the real server lists them
+            return _symbol_tree(c, name_index.build(c.text).symbol_list())
         out = []
         for o in symbols(params):
             kind = types.SymbolKind.Function if "func" in o.full_name else (
                 types.SymbolKind.Variable if "global" in o.full_name else types.SymbolKind.Object)
             out.append(types.DocumentSymbol(name=o.symbol or o.full_name, kind=kind, detail=o.full_name,
-                                            range=to_range(o.range), selection_range=to_range(o.selection)))
+                                            range=to_range(o.range), selection_range=to_range(o.selection),
+                                            children=_nested_symbols(doc, o)))
         return out
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
