@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 
 from .check import check_text
 from .config import ConfigError, Settings, settings_for
-from .dispatch.count import is_torch_input
 from .files import file_stamp
 from .findings import Finding, Severity
 from .iree_flags.strip_assertions import StripDecision
 from .source import SourceError, decode, read_source
+from .syntax.asserts import is_torch_input
 
 
 @dataclass

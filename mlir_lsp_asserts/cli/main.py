@@ -12,11 +12,17 @@ import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..file_job import FileOutcome, JobOptions, run_file
-from .output import OUTPUT_FORMATS, RENDERERS, FileReport, check_records, render_statistics
-from .results import shard_inputs, write_results
+from . import arguments
+
+if TYPE_CHECKING:
+    from ..file_job import FileOutcome, JobOptions
+
+# Each mode imports what it runs, when it runs (a check: the checker and the output formats; the
+# server: pygls; a count: the compiler), so that `mlir-lsp --version` or a pre-commit --check of a
+# small file starts in tens of milliseconds (tests/test_startup.py says what each mode may load).
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_THRESHOLD = 8
@@ -42,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print a rule's documentation (code or name, e.g. MLA001), like `ruff rule`")
     c = p.add_argument_group("check")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
-    c.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+    c.add_argument("--output-format", choices=arguments.OUTPUT_FORMATS, default=None,
                    help="concise (default), full, json, json-lines, github, sarif, junit")
     c.add_argument("--select", action="append", default=None, metavar="CODES",
                    help="comma-separated rule codes or prefixes to report (default: all)")
@@ -61,24 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="apply the config's exclude patterns to files named on the command line too (pre-commit)")
     c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
-    from .measured import add_arguments as add_measured_arguments
-
-    add_measured_arguments(c)
+    arguments.add_measured(c)
     f = p.add_argument_group("fix")
     f.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     f.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (host asserts)")
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    from . import compile, dispatch, dispatch_diff, dispatch_graph
-
-    compile.add_arguments(p)
-    dispatch.add_arguments(p)
-    dispatch_diff.add_arguments(p)
-    dispatch_graph.add_arguments(p)
-    from .results import add_arguments as add_shard_arguments
-
-    add_shard_arguments(p)
+    arguments.add_compile(p)
+    arguments.add_dispatch_count(p)
+    arguments.add_dispatch_diff(p)
+    arguments.add_dispatch_graph(p)
+    arguments.add_shards(p)
     return p
 
 
@@ -99,13 +99,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    args.given_compile = _compile_defaults(args)
     if args.show_settings:
         from ..server.options import show_settings
 
         return show_settings()
     if args.explain is not None:
         return explain_rule(args.explain, args.output_format)
+    args.given_compile = _compile_defaults(args)
     for flag, given in (("--shard", args.shard), ("--results-out", args.results_out)):
         if given is not None and not (args.check or args.dispatch_count or args.dispatch_diff):
             print(f"mlir-lsp: error: {flag} goes with --check, --dispatch-count or --dispatch-diff", file=sys.stderr)
@@ -123,7 +123,7 @@ def run(argv: list[str] | None) -> int:
 
         return run_merge(args)
     if args.list_profiles:
-        from .dispatch import run_list_profiles
+        from .profiles import run_list_profiles
 
         return run_list_profiles(args)
     if args.compile:
@@ -202,6 +202,8 @@ def _compile_defaults(args) -> dict:
 
 
 def _options(args) -> JobOptions:
+    from ..file_job import JobOptions
+
     override = dict(getattr(args, "given_compile", {}))
     if args.docs_base_url is not None:
         override["docs-base-url"] = args.docs_base_url
@@ -249,7 +251,9 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str], l
     from pathlib import Path
 
     from ..config import ConfigError, settings_for
+    from ..file_job import run_file
     from ..files import discover
+    from .results import shard_inputs
 
     try:  # the folder walk uses the excludes of the config seen from here (or --config)
         exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
@@ -300,9 +304,9 @@ def run_check(args) -> int:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     measurer = None
-    from . import measured
+    if arguments.wants_measure(args):
+        from . import measured
 
-    if measured.wanted(args):
         try:
             measurer = measured.prepare(args)
         except (ValueError, measured.CompilerError) as e:
@@ -316,6 +320,9 @@ def run_check(args) -> int:
 
 
 def _check_once(args, opts: JobOptions, measurer=None) -> int:
+    from .output import RENDERERS, FileReport, check_records, render_statistics
+    from .results import write_results
+
     t0 = time.monotonic()
     outcomes, problems, every = check_paths(args, opts)
     if measurer is not None:

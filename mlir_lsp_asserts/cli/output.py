@@ -10,8 +10,6 @@ from .. import __version__
 from ..findings import Finding
 from ..rules import RULES, doc_url
 
-OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "junit")
-
 
 @dataclass
 class FileReport:
