@@ -24,24 +24,33 @@ CHECKER = ("mlir_lsp_asserts.check", "mlir_lsp_asserts.file_job", "mlir_lsp_asse
 
 _PROBE = textwrap.dedent("""
     import json, sys
+    started = []  # processes started (forked, spawned, executed), seen by an audit hook
+    sys.addaudithook(lambda ev, args: started.append(ev) if ev in (
+        "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "os.system") else None)
     from mlir_lsp_asserts.cli import main
     try:
         code = main(sys.argv[1:])
     except SystemExit as e:  # --version and --help exit through argparse
         code = e.code
     sys.stdout.flush()
-    print("\\n@@" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
+    print("\\n@@" + json.dumps({"code": code, "modules": sorted(sys.modules), "started": started}))
 """)
 
 
-def loaded(*args: str, cwd) -> tuple[int, set[str], str]:
-    """(exit code, modules loaded, stdout) of `mlir-lsp ARGS` run in a fresh interpreter in `cwd`."""
+def probe(*args: str, cwd) -> dict:
+    """`mlir-lsp ARGS` run in a fresh interpreter in `cwd`: its exit code, stdout, the modules it
+    loaded and the processes it started."""
     proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=cwd,
                           timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     out, _, tail = proc.stdout.rpartition("\n@@")
-    got = json.loads(tail)
-    return got["code"], set(got["modules"]), out
+    return {**json.loads(tail), "stdout": out}
+
+
+def loaded(*args: str, cwd) -> tuple[int, set[str], str]:
+    """(exit code, modules loaded, stdout) of `mlir-lsp ARGS` run in a fresh interpreter in `cwd`."""
+    got = probe(*args, cwd=cwd)
+    return got["code"], set(got["modules"]), got["stdout"]
 
 
 def offenders(modules: set[str], banned: tuple[str, ...]) -> list[str]:
@@ -60,6 +69,16 @@ def test_check_of_mlir_text_loads_no_grammar_no_lsp_no_iree_no_toml(project):
     assert code == 1 and len(json.loads(out)) == 4  # the four asserts of the example, with their fixes
     assert all(f["fixes"] for f in json.loads(out))
     assert offenders(modules, NEVER + ("tomllib",)) == []
+
+
+def test_a_check_of_many_small_files_starts_no_process(project):
+    for i in range(12):  # more than the files that may go to worker processes, but small
+        (project / f"f{i:02d}.mlir").write_text(REPRO.read_text(encoding="utf-8"), encoding="utf-8")
+    got = probe("--check", "--output-format", "json", ".", cwd=project)
+    assert got["code"] == 1 and len(json.loads(got["stdout"])) == 13 * 4
+    assert got["started"] == []
+    asked = probe("--check", "-j", "2", ".", cwd=project)  # worker processes when asked for
+    assert asked["code"] == 1 and "os.fork" in asked["started"]
 
 
 def test_check_reads_toml_when_a_config_file_is_there(project):
