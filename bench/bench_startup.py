@@ -40,11 +40,12 @@ sys.path.insert(0, str(HERE))
 import bench_check  # noqa: E402
 import generate  # noqa: E402
 from lsp_bench import AssertToggle, Client, did_open, mla001, open_timed, p95, verdict  # noqa: E402
-from measuring import OUT, ROOT, Run, run_measured  # noqa: E402
+from measuring import OUT, ROOT, Run  # noqa: E402
 
 SECTIONS = ("startup", "small")
 MLIR_LSP = bench_check.MLIR_LSP
 TINY = bench_check.TINY
+paired = bench_check.interleaved  # ours, theirs, ours, theirs ...
 FILES = 200
 
 
@@ -53,14 +54,6 @@ def native_iree_opt() -> str:
     spec = importlib.util.find_spec("iree.compiler")
     assert spec is not None and spec.submodule_search_locations, "iree-base-compiler is not installed"
     return str(Path(next(iter(spec.submodule_search_locations))) / "_mlir_libs" / "iree-opt")
-
-
-def paired(ours: list[str], theirs: list[str], runs: int) -> tuple[list[Run], list[Run]]:
-    a, b = [], []
-    for _ in range(runs):
-        a.append(run_measured(ours))
-        b.append(run_measured(theirs))
-    return a, b
 
 
 def line(what: str, ours: list[Run], theirs: list[Run], yardstick: str, target: float,
