@@ -205,8 +205,10 @@ def assert_spans_inside(text: str, findings) -> None:
             assert 0 <= s.start_pos.line < li.line_count and 0 <= s.end_pos.line < li.line_count
 
 
-# The tests that count the SDXL prompt encoder (8-20 s a compile): one xdist group, so they run one
-# after another on one worker and share `encoder_cache`.
+# The tests that compile the SDXL prompt encoder (8-20 s a compile; counts, attribution, the
+# dispatch diff and graph against its fixed self, compstat): one xdist group, so they run one after
+# another on one worker and share `encoder_cache`: the same text with the same flags is compiled
+# once per run (the cache's key is the text, the compiler and the flags, not the file's path).
 ENCODER_GROUP = pytest.mark.xdist_group("encoder")
 
 
