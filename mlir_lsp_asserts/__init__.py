@@ -75,9 +75,9 @@ def __dir__() -> list[str]:
 
 class _Package(types.ModuleType):
     """The package, whose `check` is the API's function although a submodule has the same name
-    (check.py, the checker): importing a submodule sets it as an attribute of its package, which
+    (checker.py, the checker): importing a submodule sets it as an attribute of its package, which
     would replace the function. The submodule stays importable by its full name
-    (`from mlir_lsp_asserts.check import check_text`)."""
+    (`from mlir_lsp_asserts.checker import check_text`)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in __all__ and isinstance(value, types.ModuleType):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 
-from .check import check_text
+from .checker import check_text
 from .config import ConfigError, Settings, settings_for
 from .files import file_stamp
 from .findings import Finding, Severity

@@ -143,9 +143,9 @@ def test_importing_the_package_loads_neither_iree_nor_the_api():
 
 
 def test_check_stays_the_function_when_the_checker_module_is_imported_first():
-    """The checker module is `mlir_lsp_asserts.check` too; importing it (as the CLI and the server
+    """The checker module is `mlir_lsp_asserts.checker` too; importing it (as the CLI and the server
     do) must not turn `mla.check` into that module (it did: "'module' object is not callable")."""
-    code = ("from mlir_lsp_asserts.check import check_text; import mlir_lsp_asserts as mla; "
+    code = ("from mlir_lsp_asserts.checker import check_text; import mlir_lsp_asserts as mla; "
             "import mlir_lsp_asserts.api as api; assert mla.check is api.check, mla.check; "
             "print(mla.check('func.func @f() { return }').findings)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

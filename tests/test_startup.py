@@ -20,7 +20,7 @@ NEVER = ("lark", "pygls", "lsprotocol", "iree", "watchdog", "mlir_lsp_asserts.di
          "mlir_lsp_asserts.cli.dispatch", "mlir_lsp_asserts.cli.measured", "mlir_lsp_asserts.fixes.verify",
          "mlir_lsp_asserts.bytecode", "concurrent.futures.process", "multiprocessing")
 # The checker and what only a check needs.
-CHECKER = ("mlir_lsp_asserts.check", "mlir_lsp_asserts.file_job", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.config")
+CHECKER = ("mlir_lsp_asserts.checker", "mlir_lsp_asserts.file_job", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.config")
 
 _PROBE = textwrap.dedent("""
     import json, sys
@@ -101,7 +101,7 @@ def test_version_help_and_explain_load_almost_nothing(project, args):
 def test_list_profiles_loads_no_compiler(project):
     code, modules, out = loaded("--list-profiles", cwd=project)
     assert code == 0 and "gfx942" in out
-    assert offenders(modules, NEVER + ("mlir_lsp_asserts.check", "mlir_lsp_asserts.fixes", "tomllib")) == []
+    assert offenders(modules, NEVER + ("mlir_lsp_asserts.checker", "mlir_lsp_asserts.fixes", "tomllib")) == []
 
 
 def test_the_package_and_its_api_names_load_nothing_of_the_checker():
