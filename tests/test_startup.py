@@ -81,6 +81,16 @@ def test_a_check_of_many_small_files_starts_no_process(project):
     assert asked["code"] == 1 and "os.fork" in asked["started"]
 
 
+def test_a_concise_check_computes_no_fix(project):
+    """The default output shows no fix: the fixes' code is not imported (the JSON output, above,
+    shows them)."""
+    code, modules, out = loaded("--check", "model.mlir", cwd=project)
+    assert code == 1 and len(out.splitlines()) == 4
+    assert offenders(modules, NEVER + ("tomllib", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.syntax.scope")) == []
+    code, modules, out = loaded("--check", "--statistics", "model.mlir", cwd=project)
+    assert code == 1 and "[*]" in out and "mlir_lsp_asserts.fixes" in modules  # fixable, so computed
+
+
 def test_check_reads_toml_when_a_config_file_is_there(project):
     (project / "mlir-lsp.toml").write_text('ignore = ["MLA001"]\n', encoding="utf-8")
     code, modules, _ = loaded("--check", "model.mlir", cwd=project)

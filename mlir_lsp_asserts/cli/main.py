@@ -217,7 +217,17 @@ def _options(args) -> JobOptions:
         if codes is not None:
             override[key] = codes
     return JobOptions(settings_override=override or None, config_file=args.config, fix=args.fix,
-                      unsafe_fixes=args.unsafe_fixes, diff=args.diff, fix_mode=args.fix_mode)
+                      unsafe_fixes=args.unsafe_fixes, diff=args.diff, fix_mode=args.fix_mode,
+                      with_fixes=_shows_fixes(args))
+
+
+def _shows_fixes(args) -> bool:
+    """Does this run print, write or use the findings' fixes? (A concise check does not: its
+    findings are checked without them, and the fixes' code is not even imported.)"""
+    from .output import SHOW_FIXES
+
+    return bool(args.fix or args.diff or args.statistics or args.results_out or arguments.wants_measure(args)
+                or (args.output_format or "concise") in SHOW_FIXES)
 
 
 class _Progress:

@@ -62,6 +62,10 @@ def _loc(f: Finding) -> tuple[int, int, int, int]:
     return s.line + 1, s.character + 1, e.line + 1, e.character + 1
 
 
+# The formats that show the findings' fixes (the others, concise first, are checked without them).
+SHOW_FIXES = frozenset({"full", "json", "json-lines"})
+
+
 def render_concise(reports: list[FileReport]) -> str:
     out = []
     for r in reports:
