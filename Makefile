@@ -80,13 +80,16 @@ docs: setup
 docs-serve: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-# All figures on the three shapes (spread, model-shaped, weights inline; bench/out caches them).
+# All figures on the three shapes (spread, model-shaped, weights inline; bench/out caches them),
+# then start-up and many small functions (bench/bench_startup.py, each line paired with iree-opt
+# or `python -c pass`; --only startup or small).
 # One shape: make bench BENCH_ONLY=inline (or spread, model: bench_check.py and bench_server.py
 # with --only; bench_server.py --only workspace runs the workspace-scan scenario alone).
 bench: setup
 	$(BIN)/python bench/bench_check.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 	$(if $(BENCH_ONLY),,$(BIN)/python bench/bench_dispatch.py)
 	$(BIN)/python bench/bench_server.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	$(if $(BENCH_ONLY),,$(BIN)/python bench/bench_startup.py)
 
 # Long reliability runs with figures (bench/soak.py --help): the reader fuzz, which resumes from
 # bench/out/reader-fuzz/ (its corpus, crashes and totals: one total across runs, up to 1 M inputs,

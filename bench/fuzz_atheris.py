@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import atheris  # noqa: E402
 
 with atheris.instrument_imports(include=["mlir_lsp_asserts"]):
-    import mlir_lsp_asserts.check  # noqa: F401
+    import mlir_lsp_asserts.checker  # noqa: F401
     import mlir_lsp_asserts.fixes  # noqa: F401
     import mlir_lsp_asserts.syntax.parsed_text  # noqa: F401
 

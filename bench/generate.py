@@ -332,3 +332,65 @@ if __name__ == "__main__":
     text, n = generate(int(float(sys.argv[1])) if len(sys.argv) > 1 else 1_000_000)
     sys.stdout.write(text)
     print(f"{len(text)} bytes, {n} cf.assert", file=sys.stderr)
+
+
+# The other end of the spread shape: ~80,000 small functions of upstream dialects (an elementwise
+# linalg.generic, scalar arithmetic), about one in 250 a gather with torch-mlir's two asserts.
+SMALL_BINARY = """  func.func @{op}_{i}(%arg0: tensor<{s}x{n}xf32>, %arg1: tensor<{s}x{n}xf32>) -> tensor<{s}x{n}xf32> {{
+    %0 = tensor.empty() : tensor<{s}x{n}xf32>
+    %1 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}} ins(%arg0, %arg1 : tensor<{s}x{n}xf32>, tensor<{s}x{n}xf32>) outs(%0 : tensor<{s}x{n}xf32>) {{
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.{op}f %in, %in_0 : f32
+      linalg.yield %2 : f32
+    }} -> tensor<{s}x{n}xf32>
+    return %1 : tensor<{s}x{n}xf32>
+  }}
+"""
+SMALL_SCALAR = """  func.func @scale_{i}(%arg0: i64, %arg1: i64) -> i64 {{
+    %c{k}_i64 = arith.constant {k} : i64
+    %0 = arith.muli %arg0, %c{k}_i64 : i64
+    %1 = arith.addi %0, %arg1 : i64
+    %2 = arith.maxsi %1, %arg0 : i64
+    return %2 : i64
+  }}
+"""
+SMALL_GATHER = """  func.func @lookup_{i}(%ids: tensor<{s}xi64>, %w: tensor<{v}x{n}xf32>) -> tensor<{s}x{n}xf32> {{
+    %c{v} = arith.constant {v} : index
+    %c0_i64 = arith.constant 0 : i64
+    %0 = tensor.empty() : tensor<{s}x{n}xf32>
+    %1 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}} ins(%ids : tensor<{s}xi64>) outs(%0 : tensor<{s}x{n}xf32>) {{
+    ^bb0(%in: i64, %out: f32):
+      %2 = arith.index_cast %in : i64 to index
+      %3 = linalg.index 1 : index
+      %4 = arith.cmpi slt, %2, %c{v} : index
+      cf.assert %4, "index must be smaller than dim size"
+      %5 = arith.cmpi sge, %in, %c0_i64 : i64
+      cf.assert %5, "index must be larger or equal to 0"
+      %6 = tensor.extract %w[%2, %3] : tensor<{v}x{n}xf32>
+      linalg.yield %6 : f32
+    }} -> tensor<{s}x{n}xf32>
+    return %1 : tensor<{s}x{n}xf32>
+  }}
+"""
+SMALL_GATHER_EVERY = 250
+
+
+def generate_small_functions(target_bytes: int, seed: int = 3) -> tuple[str, int]:
+    """(text, number of cf.assert ops) for a module of about `target_bytes` made of small functions."""
+    rnd = random.Random(seed)
+    parts = ["module @small {\n"]
+    size, i, asserts = len(parts[0]), 0, 0
+    while size < target_bytes:
+        if i % SMALL_GATHER_EVERY == 17:
+            chunk = SMALL_GATHER.format(i=i, s=rnd.choice((8, 16, 64)), v=rnd.choice((77, 128)), n=rnd.choice(DIMS))
+            asserts += 2
+        elif rnd.random() < 0.05:
+            chunk = SMALL_SCALAR.format(i=i, k=rnd.randint(2, 999))
+        else:
+            chunk = SMALL_BINARY.format(i=i, op=rnd.choice(("add", "mul", "sub", "maximum")), s=rnd.choice(SEQS),
+                                        n=rnd.choice(DIMS))
+        parts.append(chunk)
+        size += len(chunk)
+        i += 1
+    parts.append("}\n")
+    return "".join(parts), asserts

@@ -15,8 +15,6 @@ iree-turbine `ExportOutput`. See docs/python-api.md. Importing the package loads
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -72,17 +70,3 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-class _Package(types.ModuleType):
-    """The package, whose `check` is the API's function although a submodule has the same name
-    (check.py, the checker): importing a submodule sets it as an attribute of its package, which
-    would replace the function. The submodule stays importable by its full name
-    (`from mlir_lsp_asserts.check import check_text`)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in __all__ and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -9,7 +9,6 @@ Command-line flags override it.
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -260,14 +259,24 @@ def _has_tool_table(py: Path) -> bool:
 @functools.lru_cache(maxsize=256)
 def _has_tool_table_as_of(py: Path, _mtime_ns: int, _size: int) -> bool:
     try:
-        data = tomllib.loads(py.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = py.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "mlir-lsp" not in text and "\\u" not in text and "\\U" not in text:
+        return False  # no key can be `mlir-lsp` (bar an escaped one): no TOML reader to load
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return False
     return "mlir-lsp" in data.get("tool", {})
 
 
 @functools.lru_cache(maxsize=256)
 def load_config_file(path: Path) -> Settings:
+    import tomllib  # here, when there is a config file to read (0.01 s of every start-up otherwise)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:

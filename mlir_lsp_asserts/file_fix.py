@@ -53,7 +53,7 @@ def _verify(out, text: str, fixed: str, in_child: bool) -> bool:
 def fix_file_outcome(out, result, settings, opts, source, stamp, raw: bytes | None = None) -> None:
     """Fix `out.path` (or stdin, whose bytes are `raw`) from its check `result`. `source` is what
     was read (its IR part, its resource tail), `stamp` the file's `file_job.file_stamp` then."""
-    from .check import check_text
+    from .checker import check_text
 
     text = result.parsed.text
     tail = source.tail

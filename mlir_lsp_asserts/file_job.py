@@ -9,13 +9,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 
-from .check import check_text
+from .checker import check_text
 from .config import ConfigError, Settings, settings_for
-from .dispatch.count import is_torch_input
 from .files import file_stamp
 from .findings import Finding, Severity
 from .iree_flags.strip_assertions import StripDecision
 from .source import SourceError, decode, read_source
+from .syntax.asserts import is_torch_input
 
 
 @dataclass
@@ -29,6 +29,7 @@ class JobOptions:
     verify_with_parser: bool = True
     settings: Settings | None = None  # instead of the config file's (the server's, config.editor_settings_for)
     isolated: bool = False  # bytecode read in a child process (a server: see source.read_source)
+    with_fixes: bool = True  # the findings' fixes (False: an output that shows none; --fix and --diff make them)
 
 
 @dataclass
@@ -98,7 +99,8 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         return out
     text = source.text
     try:
-        result = check_text(text, settings, is_bytecode=source.is_bytecode, tail=source.tail)
+        result = check_text(text, settings, is_bytecode=source.is_bytecode, tail=source.tail,
+                            with_fixes=opts.with_fixes or opts.fix or opts.diff)
     except MemoryError:
         out.error = "out of memory while checking the file"
         return out

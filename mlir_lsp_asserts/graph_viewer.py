@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from .model_explorer_adapter import ADAPTER_ID, MODULE
+from .model_explorer_adapter import ADAPTER_ID, INSTALL_HINT, MODULE
 
-INSTALL_HINT = "pip install 'mlir-lsp[graph]'"
 HOST = "127.0.0.1"
 START_TIMEOUT = 90.0
 

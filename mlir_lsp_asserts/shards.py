@@ -7,7 +7,6 @@ shard, every file is in exactly one shard, and all shards together are the whole
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 
@@ -35,6 +34,8 @@ def shard_key(path: str) -> str:
 
 def shard_of(path: str, n: int) -> int:
     """The shard (1..n) that `path` belongs to."""
+    import hashlib  # here: OpenSSL's start-up is a few ms of every unsharded check
+
     digest = hashlib.sha256(shard_key(path).encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:8], "big") % n + 1
 

@@ -60,17 +60,31 @@ def pytest_sessionstart(session):
                     "../shared, as CI does)", returncode=4)
 
 
+RUN_FOLDER = "MLIR_LSP_TEST_RUN_FOLDER"
+
+
 def pytest_configure(config):
     """Under xdist each worker's tmp_path is a folder deeper (`popen-gwN/`): the run's base is a
     short folder of its own instead, so paths are no longer than without xdist (messages that
     name a path are cut at 100 characters, as a lens cuts a baseline error). Removed when all
-    passed; kept (and named) when a test failed."""
-    if getattr(config.option, "numprocesses", None) and not config.option.basetemp \
-            and not hasattr(config, "workerinput"):
+    passed; kept (and named) when a test failed. The run's folder (`run_folder`), shared by the
+    workers, is made here too (the workers inherit its name)."""
+    if hasattr(config, "workerinput"):
+        return
+    if getattr(config.option, "numprocesses", None) and not config.option.basetemp:
         config.option.basetemp = config._mlir_lsp_basetemp = tempfile.mkdtemp(prefix="mlt-")
+    os.environ[RUN_FOLDER] = config._mlir_lsp_run_folder = tempfile.mkdtemp(prefix="mlt-run-")
+
+
+def run_folder() -> Path:
+    """A folder of this test run, the same for every xdist worker (removed at the end)."""
+    return Path(os.environ[RUN_FOLDER])
 
 
 def pytest_sessionfinish(session, exitstatus):
+    run = getattr(session.config, "_mlir_lsp_run_folder", None)
+    if run:
+        shutil.rmtree(run, ignore_errors=True)
     base = getattr(session.config, "_mlir_lsp_basetemp", None)
     if base and exitstatus == 0:
         shutil.rmtree(base, ignore_errors=True)
@@ -205,8 +219,10 @@ def assert_spans_inside(text: str, findings) -> None:
             assert 0 <= s.start_pos.line < li.line_count and 0 <= s.end_pos.line < li.line_count
 
 
-# The tests that count the SDXL prompt encoder (8-20 s a compile): one xdist group, so they run one
-# after another on one worker and share `encoder_cache`.
+# The tests that compile the SDXL prompt encoder (8-20 s a compile; counts, attribution, the
+# dispatch diff and graph against its fixed self, compstat): one xdist group, so they run one after
+# another on one worker and share `encoder_cache`: the same text with the same flags is compiled
+# once per run (the cache's key is the text, the compiler and the flags, not the file's path).
 ENCODER_GROUP = pytest.mark.xdist_group("encoder")
 
 

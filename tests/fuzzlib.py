@@ -307,7 +307,7 @@ def check_index(text: str, parsed) -> int:
 def check_reader(text: str, settings=None) -> dict:
     """The reader and rules on `text`: never an exception, everything inside the document.
     Returns a few figures for targeted search (ops, issues, findings, depth)."""
-    from mlir_lsp_asserts.check import check_text
+    from mlir_lsp_asserts.checker import check_text
     from mlir_lsp_asserts.syntax.lines import LineIndex
     from mlir_lsp_asserts.syntax.parsed_text import parse
 
@@ -396,7 +396,7 @@ def parse_chunks(text: str) -> str | None:
 def check_fixes(text: str, parse_error=None) -> dict:
     """When the real parser accepts `text`, every fix offered keeps it accepted, and edits only
     the asserts and the ops the fix removes. Returns figures (parsed, fixes tried)."""
-    from mlir_lsp_asserts.check import check_text
+    from mlir_lsp_asserts.checker import check_text
     from mlir_lsp_asserts.fixes import fix_text
     from mlir_lsp_asserts.fixes.plan import apply_edits
 

@@ -168,10 +168,14 @@ def test_importing_the_package_loads_neither_iree_nor_the_api():
 
 
 def test_check_stays_the_function_when_the_checker_module_is_imported_first():
-    """The checker module is `mlir_lsp_asserts.check` too; importing it (as the CLI and the server
-    do) must not turn `mla.check` into that module (it did: "'module' object is not callable")."""
-    code = ("from mlir_lsp_asserts.check import check_text; import mlir_lsp_asserts as mla; "
+    """The checker module (`mlir_lsp_asserts.checker`, once `check`) is imported by the CLI and the
+    server; `mla.check` stays the API's function (it was once turned into the module: "'module'
+    object is not callable"), and the module is the module by any spelling, with no ModuleType
+    subclass in the package's __init__ to keep them apart."""
+    code = ("from mlir_lsp_asserts.checker import check_text; import mlir_lsp_asserts as mla; "
             "import mlir_lsp_asserts.api as api; assert mla.check is api.check, mla.check; "
+            "import mlir_lsp_asserts.checker as m, types; assert m.check_text is check_text; "
+            "assert type(mla) is types.ModuleType, type(mla); "
             "print(mla.check('func.func @f() { return }').findings)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "()", out.stderr[-2000:]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.fixes.assume import build_groups
 from mlir_lsp_asserts.fixes.verify import real_parse_error

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import REPRO, assert_spans_inside, run_cli, write
-from mlir_lsp_asserts.check import MAX_SYNTAX_ISSUES, check_text
+from mlir_lsp_asserts.checker import MAX_SYNTAX_ISSUES, check_text
 from mlir_lsp_asserts.syntax.reader import Reader
 
 HOST = """func.func @mm(%c: i1) {

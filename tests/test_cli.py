@@ -305,7 +305,9 @@ def test_shared_fixtures_directory():
     for m in r.concise():
         by_file[m["path"].rsplit("/", 1)[-1]] = by_file.get(m["path"].rsplit("/", 1)[-1], 0) + 1
     assert by_file == {"sdxl_clip_extra_dispatches.mlir": 4, "hoisted_gather.mlir": 4,
-                       "sdxl_prompt_encoder.input.mlir": 16, "clip_l.input.mlir": 4}
+                       "sdxl_prompt_encoder.input.mlir": 16, "clip_l.input.mlir": 4,
+                       # torch IR: MLA004 found by lowering it to input (issue 38)
+                       "sdxl_prompt_encoder.torch.mlir": 8, "clip_l.torch.mlir": 2}
 
 
 def test_directory_without_mlir_warns(tmp_path):

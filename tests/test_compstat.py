@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, MODELS, REPO, REPRO, run_cli
+from conftest import DATA, ENCODER_GROUP, MODELS, REPO, REPRO, run_cli
 
 COMPSTAT = DATA / "compstat"
 ENCODER = MODELS / "sdxl_prompt_encoder.input.mlir"
@@ -124,9 +124,11 @@ def test_markers_choose_the_file_for_the_profile(tmp_path, cache):
 
 
 @pytest.mark.slow
-def test_prompt_encoder_against_its_golden(cache):
+@ENCODER_GROUP
+def test_prompt_encoder_against_its_golden(encoder_cache):
     """The real export: its stream count (1658) within the example golden, and the split of the
     1660 flow-level dispatches (the 2 the asserts cost are hoisted initializers)."""
+    cache = {"XDG_CACHE_HOME": str(encoder_cache)}
     r = run_cli("--dispatch-count", "--output-format", "json", "--baseline", COMPSTAT, ENCODER, env=cache, cwd=REPO,
                 timeout=1800)
     assert r.returncode == 0, r.stderr

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import REPRO, run_cli, write
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 
 HOST = """func.func @mm(%a: index, %b: index) {
   %0 = arith.cmpi eq, %a, %b : index

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import ENCODER_GROUP
 from mlir_lsp_asserts.dispatch.baselines import compact, expand
 from mlir_lsp_asserts.dispatch.diff import align
 from mlir_lsp_asserts.dispatch.results import Dispatch, dispatches_json
@@ -212,12 +213,13 @@ def test_stored_lines_are_found_again_after_the_file_moved_them():
 
 
 @pytest.mark.slow
-def test_prompt_encoder_against_its_fixed_self(tmp_path):
+@ENCODER_GROUP
+def test_prompt_encoder_against_its_fixed_self(tmp_path, encoder_cache):
     """SDXL's CLIP prompt encoder: +2, the two hoisted position-embedding gathers."""
     f = tmp_path / "encoder.mlir"
     shutil.copyfile(ENCODER, f)
-    fixed = fixed_copy(ENCODER, tmp_path / "encoder.fixed.mlir", tmp_path)
-    r = diff_json(f, "--against", fixed, cache=tmp_path, code=1)
+    fixed = fixed_copy(ENCODER, tmp_path / "encoder.fixed.mlir", encoder_cache)
+    r = diff_json(f, "--against", fixed, cache=encoder_cache, code=1)
     assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"], r["delta"]) == (1660, 1658, 2)
     assert r["gone"] == [] and len(r["new"]) == 2
     for new in r["new"]:
@@ -273,17 +275,18 @@ def test_alignment_pairs_equal_lines_in_order(lines, data):
 
 
 @pytest.mark.slow
-def test_prompt_encoder_with_aggressive_fusion_names_the_dispatches_it_fuses(tmp_path):
+@ENCODER_GROUP
+def test_prompt_encoder_with_aggressive_fusion_names_the_dispatches_it_fuses(tmp_path, encoder_cache):
     """Aggressive fusion forms 180 dispatches fewer on the prompt encoder (1480): each dispatch
     only the default has is rooted at an op that aggressive fusion puts inside another
     dispatch (split); the other way round the same dispatches are merged."""
     f = tmp_path / "encoder.mlir"
     shutil.copyfile(ENCODER, f)
     fusion = "--iree-dispatch-creation-enable-aggressive-fusion=true"
-    r = diff_json(f, f"--against-flags={fusion}", cache=tmp_path, code=1)
+    r = diff_json(f, f"--against-flags={fusion}", cache=encoder_cache, code=1)
     assert (r["current"]["flow_dispatches"], r["against"]["flow_dispatches"]) == (1660, 1480)
     assert len(r["new"]) == 180 and r["gone"] == []
     assert all(any(c["kind"] == "split" for c in e["causes"]) for e in r["new"])
-    back = diff_json(f, f"--flags={fusion}", "--against-flags", "", cache=tmp_path, code=0)  # both cached now
+    back = diff_json(f, f"--flags={fusion}", "--against-flags", "", cache=encoder_cache, code=0)  # both cached now
     assert back["delta"] == -180 and back["new"] == [] and len(back["gone"]) == 180
     assert all(any(c["kind"] == "merged" for c in e["causes"]) for e in back["gone"])

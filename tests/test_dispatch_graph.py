@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import keep_doc_image
+from conftest import ENCODER_GROUP, keep_doc_image
 from mlir_lsp_asserts.dispatch.compiler import find_compiler
 from mlir_lsp_asserts.dispatch.count import DispatchCounter
 from mlir_lsp_asserts.dispatch.diff import compiled_side
@@ -129,16 +129,17 @@ def test_graph_reuses_the_compiles_of_the_count(tmp_path):
     assert build.comparison is not None and build.comparison.delta == 1  # O1 strips the asserts itself
 
 
-def cli_graph(src: Path, tmp_path: Path, *extra: str):
+def cli_graph(src: Path, tmp_path: Path, *extra: str, cache: Path | None = None):
     """`mlir-lsp --dispatch-graph COPY --against FIXED --what-if -o g.json` (FIXED: the copy
     with its asserts stripped by `mlir-lsp --check --fix`): the collection as Model Explorer
-    loads it, and the copy's path."""
+    loads it, and the copy's path. `cache`: the count cache (default: in `tmp_path`)."""
+    cache = cache or tmp_path
     f = tmp_path / src.name
     shutil.copyfile(src, f)
     os.chmod(f, 0o644)
-    fixed = fixed_copy(src, tmp_path / f"fixed.{src.name}", tmp_path)
+    fixed = fixed_copy(src, tmp_path / f"fixed.{src.name}", cache)
     out = tmp_path / "g.json"
-    p = mlir_lsp("--dispatch-graph", f, "--against", fixed, "--what-if", "-o", out, *extra, cache=tmp_path)
+    p = mlir_lsp("--dispatch-graph", f, "--against", fixed, "--what-if", "-o", out, *extra, cache=cache)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert f"mlir-lsp: wrote {out}" in p.stderr
     return model_explorer_loads(json.loads(out.read_text())), f, p.stderr
@@ -207,9 +208,10 @@ def test_cli_torch_input_marks_the_gathers_torch_lowers_to_asserts(tmp_path):
 
 
 @pytest.mark.slow
-def test_prompt_encoder_against_its_fixed_self(tmp_path):
+@ENCODER_GROUP
+def test_prompt_encoder_against_its_fixed_self(tmp_path, encoder_cache):
     """SDXL's CLIP prompt encoder: 1660 nodes, +2 new: the two hoisted position-embedding gathers."""
-    coll, _f, err = cli_graph(ENCODER, tmp_path)
+    coll, _f, err = cli_graph(ENCODER, tmp_path, cache=encoder_cache)
     assert "1660 dispatches" in err and "1658 with" in err and "(+2)" in err and "marked: 2 new" in err
     nodes = nodes_of(coll)
     assert len(nodes) == 1660 and len(nodes_of(coll, 1)) == 1658

@@ -348,7 +348,7 @@ def test_no_fix_is_offered_for_text_with_a_nul_character():
     """MLIR reads a NUL as a space; our reader does not, and may see two statements as one (the
     fixes soak's find: the strip fix then deleted a constant still in use). Such text gets its
     findings but no fix, and says why."""
-    from mlir_lsp_asserts.check import check_text
+    from mlir_lsp_asserts.checker import check_text
     from mlir_lsp_asserts.fixes import fix_text
 
     text = (DATA / "nul_in_a_dispatch_region.mlir").read_text()

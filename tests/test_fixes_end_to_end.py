@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -15,6 +14,7 @@ import pytest
 
 from conftest import REPO as ROOT  # noqa: E402
 from conftest import SHARED  # noqa: E402
+from fixhelpers import flow_dispatch_count  # noqa: E402
 
 FIXTURES = SHARED / "fixtures"
 SEED = FIXTURES / "seed" / "sdxl_clip_extra_dispatches.mlir"
@@ -43,10 +43,7 @@ def iree_opt_accepts(path: Path) -> bool:
 
 
 def flow_dispatches(path: Path, tmp_path: Path) -> int:
-    out = tmp_path / f"{path.stem}.dispatch.mlir"
-    subprocess.run([BIN / "iree-compile", path, "--iree-hal-target-device=hip", "--iree-rocm-target=gfx942",
-                    "--compile-to=dispatch-creation", "-o", out], check=True, capture_output=True, timeout=900)
-    return len(re.findall(r"(?<![\w.])flow\.dispatch\.workgroups(?![\w.])", out.read_text()))
+    return flow_dispatch_count(path, tmp_path)  # the raw iree-compile, once per run for a text
 
 
 @pytest.mark.parametrize("mode", ["strip", "assume"])

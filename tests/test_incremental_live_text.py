@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, MODELS, REPRO, SEED
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 from mlir_lsp_asserts.incremental.live_text import LiveText, segment
 from mlir_lsp_asserts.syntax.lines import LineIndex
 

@@ -1,6 +1,6 @@
 """The package's import graph: no circle (imports inside functions and imports for type annotations
 only, under `if TYPE_CHECKING:`, count too), not between modules and not between the package's rooms
-(its folders and top-level modules: syntax/, rules/, dispatch/, check.py, ...), and nothing in the
+(its folders and top-level modules: syntax/, rules/, dispatch/, checker.py, ...), and nothing in the
 core imports a front end (`cli/`, `server/`, the Python API `api/` and the package's `__init__`
 that re-exports it): the analysis stays a library that knows nothing of LSP or argparse."""
 
@@ -113,8 +113,8 @@ def test_the_check_finds_a_circle_and_an_upward_import():
     """The two checks above on a graph that breaks them."""
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     graph = import_graph()
-    assert "mlir_lsp_asserts.check" in graph["mlir_lsp_asserts.file_job"]
-    assert not any(_front_end(d) for d in graph["mlir_lsp_asserts.check"])
+    assert "mlir_lsp_asserts.checker" in graph["mlir_lsp_asserts.file_job"]
+    assert not any(_front_end(d) for d in graph["mlir_lsp_asserts.checker"])
     assert _cycle(room_graph({"p.a.x": {"p.b.y"}, "p.b.y": set(), "p.b.z": {"p.a.w"}, "p.a.w": set()})) == [
         "p.a", "p.b", "p.a"]
 
@@ -144,5 +144,5 @@ def _too_long(path: Path) -> list[str]:
 
 def test_no_long_function_and_no_long_file():
     files = _sized_files()
-    assert {"conftest.py", "fuzzlib.py", "bench_server.py", "check.py"} <= {p.name for p in files}
+    assert {"conftest.py", "fuzzlib.py", "bench_server.py", "checker.py"} <= {p.name for p in files}
     assert [line for p in files for line in _too_long(p)] == []

@@ -26,7 +26,7 @@ import pytest
 from iree.compiler import ir
 
 from conftest import CORPUS, DISPATCH_OPS, assert_spans_inside
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 from mlir_lsp_asserts.rules import SYNTAX_ERROR_CODE
 from mlir_lsp_asserts.syntax.asserts import assert_ops
 from mlir_lsp_asserts.syntax.lines import LineIndex

@@ -76,7 +76,7 @@ def test_a_deep_chain_of_short_op_names_resolves_each_name_once(monkeypatch):
     """The reader fuzz's timeout (6 Dec 2026: a 64 kB input, 29 s in check_text): ops with short
     names (`a { b { ...`) nested deep, each resolving its name through all its parents' names,
     again and again. Each op's name is now resolved once (0.26 s for that input)."""
-    from mlir_lsp_asserts.check import check_text
+    from mlir_lsp_asserts.checker import check_text
     from mlir_lsp_asserts.syntax.op_tree import Op
 
     calls = []

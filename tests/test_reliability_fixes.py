@@ -79,7 +79,7 @@ def test_fixes_of_a_mutated_exported_model(text):
 
 
 def test_the_confinement_oracle_catches_an_edit_outside_the_ops():
-    from mlir_lsp_asserts.check import check_text
+    from mlir_lsp_asserts.checker import check_text
     from mlir_lsp_asserts.findings import TextEdit
 
     text = FIX_SOURCES[0]

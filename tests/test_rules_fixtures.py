@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import MODELS, REPO, assert_spans_inside, expected_code, real_asserts
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 from mlir_lsp_asserts.config import Settings
 from mlir_lsp_asserts.rules import RULES, RULES_BY_CODE, Severity
 from mlir_lsp_asserts.rules.base import DOCS_DIR

@@ -14,7 +14,7 @@ import pytest
 from conftest import BIN
 from fixhelpers import real_parse_error
 from fuzzlib import check_fixes, parse_chunks
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.fixes.plan import apply_edits
 from mlir_lsp_asserts.syntax.parsed_text import split_chunks

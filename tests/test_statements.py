@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import CORPUS, MODELS, REPRO, SEED
-from mlir_lsp_asserts.check import check_text
+from mlir_lsp_asserts.checker import check_text
 from mlir_lsp_asserts.fixes import fix_text
 from mlir_lsp_asserts.syntax import statements
 from mlir_lsp_asserts.syntax.op_tree import Op

@@ -1,4 +1,4 @@
-"""The four functions of the Python API: a thin front end over check.py, fixes/ and dispatch/.
+"""The four functions of the Python API: a thin front end over checker.py, fixes/ and dispatch/.
 
 Every error is an `MlirLspError` (errors.py) whose message is the line the CLI prints after
 `mlir-lsp: error: `.
@@ -54,7 +54,7 @@ def check(src: Src, *, lower: bool = True) -> CheckResult:
     >>> [(f.line, f.code) for f in result.findings]                # doctest: +SKIP
     [(16, 'MLA001'), (18, 'MLA001')]
     """
-    from ..check import check_text
+    from ..checker import check_text
 
     inp = read_input(src, weights=False)
     with _errors(inp):
@@ -83,7 +83,7 @@ def fix(src: Src, mode: str = "assume") -> FixResult:
     (4, {'MLA001': 4})
     >>> module = fixed.module()                                    # doctest: +SKIP
     """
-    from ..check import check_text
+    from ..checker import check_text
     from ..dispatch.compile_fixed import apply_fixes
     from ..dispatch.count import is_torch_input
 

@@ -21,13 +21,6 @@ from ..source import SourceError, read_source
 from .dispatch import Spinner, failure_lines, request_of
 
 
-def add_arguments(p) -> None:
-    g = p.add_argument_group("compile with the fix (--compile FILE -o OUT.vmfb)")
-    g.add_argument("--compile", action="store_true",
-                   help="lower FILE to input, apply the safe fixes (--fix-mode, default assume; host asserts kept), "
-                        "compile on to -o OUT.vmfb with --profile and --flags, and report the dispatches saved")
-
-
 def run_compile(args) -> int:
     if len(args.paths) != 1:
         return _error("--compile needs exactly one FILE")

@@ -8,9 +8,8 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
-from ..config import Settings, settings_for
+from ..config import Settings
 from ..dispatch.baselines import (
     BaselineError,
 )
@@ -23,38 +22,10 @@ from ..dispatch.count_files import FileCount, count_files
 from ..dispatch.judging import is_compstat_target, split_text, write_updates
 from ..dispatch.preview import Preview
 from ..dispatch.request import CountRequest, count_request
-from ..iree_flags.flags import BUILTIN_PROFILES, list_profiles, split_flags
+from ..iree_flags.flags import split_flags
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
+from .profiles import config_settings
 from .results import shard_inputs, write_results
-
-
-def add_arguments(p) -> None:
-    d = p.add_argument_group("dispatch count")
-    d.add_argument("--dispatch-count", action="store_true",
-                   help="compile with iree-compile (gfx942 by default) and print the dispatch counts")
-    d.add_argument("--profile", default=None,
-                   help=f"flag profile: {', '.join(BUILTIN_PROFILES)} or one from the config (see --list-profiles); "
-                        "default: the config's `profile`, else default")
-    d.add_argument("--list-profiles", action="store_true",
-                   help="print each profile's name, target and iree-compile flags (--output-format json too)")
-    d.add_argument("--flags", default=None, help="extra iree-compile flags (one string, shell quoting); default: the "
-                   "config's `flags`. In --check they tell whether IREE strips the asserts (--iree-opt-level=O1+)")
-    d.add_argument("--what-if", action="store_true", help="also count with all safe fixes applied")
-    d.add_argument("--what-if-mode", choices=("strip", "assume"), default=None,
-                   help="fix used by --what-if: strip (default) or assume (implies --what-if)")
-    d.add_argument("--stream", action="store_true", help="also report the stream-level dispatch-count")
-    d.add_argument("--attribution", action="store_true",
-                   help="compile with --mlir-print-debuginfo and report which source ops end up in which dispatch, "
-                        "and (with --what-if) which dispatches exist only because of asserts")
-    d.add_argument("--compiler", default=None, help="path of iree-compile")
-    d.add_argument("--timeout", type=float, default=900.0, help="seconds before a compile is stopped")
-    d.add_argument("--max-dispatches", type=int, default=None, help="exit 1 when a count is above N")
-    d.add_argument("--baseline", default=None, metavar="FILE.json", help="golden counts per file and profile")
-    d.add_argument("--update-baseline", action="store_true", help="write the counts into --baseline")
-    d.add_argument("--binary-size", action="store_true",
-                   help="also compile each FILE to a .vmfb for the profile and report its size (compared with and "
-                        "written to a compstat baseline's golden_binary_size)")
-    d.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk count cache")
 
 
 class Spinner:
@@ -83,12 +54,6 @@ class Spinner:
         if self._t:
             self._t.join()
             sys.stderr.write("\r" + " " * 70 + "\r")
-
-
-def config_settings(args) -> Settings:
-    """The config's settings (`--config`, else the one found from the first FILE). A config that
-    cannot be read raises its ConfigError (a ValueError): a profile of it must not just vanish."""
-    return settings_for(Path(args.paths[0]) if args.paths else None, Path(args.config) if args.config else None)
 
 
 def cli_settings(args) -> Settings:
@@ -234,25 +199,6 @@ def apply_updates(file: str, updates: list[dict]) -> bool:
     for line in said:
         print(line, file=sys.stderr)
     return ok
-
-
-def run_list_profiles(args) -> int:
-    import shlex
-
-    try:
-        profiles = list_profiles({k: list(v) for k, v in config_settings(args).profiles})
-    except ValueError as e:
-        print(f"mlir-lsp: error: {e}", file=sys.stderr)
-        return 2
-    if args.output_format == "json":
-        print(json.dumps(profiles, indent=2))
-        return 0
-    rows = [(p["name"] + (" (config)" if p["source"] == "config" else ""), p["target"], shlex.join(p["flags"]))
-            for p in profiles]
-    name_w, target_w = (max(len(r[i]) for r in rows) for i in (0, 1))
-    for name, target, flags in rows:  # the flags quoted for a shell (or --flags)
-        print(f"{name:<{name_w}}  {target:<{target_w}}  {flags}")
-    return 0
 
 
 def compile_error_lines(path: str, diagnostics: list[dict], limit: int = 20) -> list[str]:

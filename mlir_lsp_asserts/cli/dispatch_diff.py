@@ -37,21 +37,6 @@ FORMATS = ("concise", "full", "json", "github")
 CONCISE_SOURCES = 8
 
 
-def add_arguments(p) -> None:
-    d = p.add_argument_group("dispatch diff (--dispatch-diff FILE: the file as it is against ...)")
-    d.add_argument("--dispatch-diff", action="store_true",
-                   help="compare two compiles of each FILE: the dispatches only one side has, their source ops "
-                        "and causes (exit 1 when the file's side has more dispatches)")
-    d.add_argument("--against", metavar="FILE2", help="the other side compiles FILE2 (another revision of FILE)")
-    d.add_argument("--against-git", metavar="REV", help="the other side compiles FILE as of git revision REV")
-    d.add_argument("--against-baseline", action="store_true",
-                   help="the other side is the attribution stored in --baseline (written by --update-baseline)")
-    d.add_argument("--against-compiler", metavar="PATH", help="the other side uses this iree-compile")
-    d.add_argument("--against-flags", metavar="FLAGS", default=None,
-                   help="the other side's extra flags instead of --flags (one string, shell quoting)")
-    d.add_argument("--against-profile", metavar="NAME", default=None, help="the other side's profile")
-
-
 def _error(msg: str) -> int:
     print(f"mlir-lsp: error: {msg}", file=sys.stderr)
     return 2

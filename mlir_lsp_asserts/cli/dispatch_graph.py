@@ -37,21 +37,6 @@ from .dispatch_diff import (
 )
 
 
-def add_arguments(p) -> None:
-    g = p.add_argument_group("dispatch graph (--dispatch-graph FILE: the dispatches as a graph for Model Explorer)")
-    g.add_argument("--dispatch-graph", action="store_true",
-                   help="write FILE's dispatches as a Model Explorer graph (JSON): data flow between them, the ones "
-                        "holding asserts, existing only because of asserts (--what-if) or only on one side "
-                        "(--against*) marked")
-    g.add_argument("-o", dest="output", metavar="FILE", default=None,
-                   help="with --dispatch-graph: write the graph here (default: stdout); "
-                        "with --compile: the .vmfb to write")
-    g.add_argument("--open", action="store_true",
-                   help="with --dispatch-graph: start Model Explorer on the graph and print its URL; runs until Ctrl-C "
-                        f"(needs {INSTALL_HINT})")
-    g.add_argument("--port", type=int, default=None, help="Model Explorer's port with --open (default: a free one)")
-
-
 def _error(msg: str) -> int:
     print(f"mlir-lsp: error: {msg}", file=sys.stderr)
     return 2

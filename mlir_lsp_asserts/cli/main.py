@@ -12,13 +12,23 @@ import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from ..file_job import FileOutcome, JobOptions, run_file
-from .output import OUTPUT_FORMATS, RENDERERS, FileReport, check_records, render_statistics
-from .results import shard_inputs, write_results
+from . import arguments
+
+if TYPE_CHECKING:
+    from ..file_job import FileOutcome, JobOptions
+    from . import measured, torch_check
+
+# Each mode imports what it runs, when it runs (a check: the checker and the output formats; the
+# server: pygls; a count: the compiler), so that `mlir-lsp --version` or a pre-commit --check of a
+# small file starts in tens of milliseconds (tests/test_startup.py says what each mode may load).
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_THRESHOLD = 8
+# Without -j, worker processes only for this much text or more: below it starting them costs more
+# than they save (200 small files, a pre-commit run, check in well under a second in one process).
+PARALLEL_BYTES = 4 << 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print a rule's documentation (code or name, e.g. MLA001), like `ruff rule`")
     c = p.add_argument_group("check")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
-    c.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+    c.add_argument("--output-format", choices=arguments.OUTPUT_FORMATS, default=None,
                    help="concise (default), full, json, json-lines, github, sarif, junit")
     c.add_argument("--select", action="append", default=None, metavar="CODES",
                    help="comma-separated rule codes or prefixes to report (default: all)")
@@ -60,24 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="apply the config's exclude patterns to files named on the command line too (pre-commit)")
     c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
-    from .measured import add_arguments as add_measured_arguments
-
-    add_measured_arguments(c)
+    arguments.add_measured(c)
     f = p.add_argument_group("fix")
     f.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     f.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (host asserts)")
     f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
                    help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    from . import compile, dispatch, dispatch_diff, dispatch_graph
-
-    compile.add_arguments(p)
-    dispatch.add_arguments(p)
-    dispatch_diff.add_arguments(p)
-    dispatch_graph.add_arguments(p)
-    from .results import add_arguments as add_shard_arguments
-
-    add_shard_arguments(p)
+    arguments.add_compile(p)
+    arguments.add_dispatch_count(p)
+    arguments.add_dispatch_diff(p)
+    arguments.add_dispatch_graph(p)
+    arguments.add_shards(p)
     return p
 
 
@@ -104,13 +108,13 @@ def run(argv: list[str] | None) -> int:
         from .version import print_version
 
         return print_version(args.compiler)
-    args.given_compile = _compile_defaults(args)
     if args.show_settings:
         from ..server.options import show_settings
 
         return show_settings()
     if args.explain is not None:
         return explain_rule(args.explain, args.output_format)
+    args.given_compile = _compile_defaults(args)
     for flag, given in (("--shard", args.shard), ("--results-out", args.results_out)):
         if given is not None and not (args.check or args.dispatch_count or args.dispatch_diff):
             print(f"mlir-lsp: error: {flag} goes with --check, --dispatch-count or --dispatch-diff", file=sys.stderr)
@@ -128,7 +132,7 @@ def run(argv: list[str] | None) -> int:
 
         return run_merge(args)
     if args.list_profiles:
-        from .dispatch import run_list_profiles
+        from .profiles import run_list_profiles
 
         return run_list_profiles(args)
     if args.compile:
@@ -207,6 +211,8 @@ def _compile_defaults(args) -> dict:
 
 
 def _options(args) -> JobOptions:
+    from ..file_job import JobOptions
+
     override = dict(getattr(args, "given_compile", {}))
     if args.docs_base_url is not None:
         override["docs-base-url"] = args.docs_base_url
@@ -217,7 +223,17 @@ def _options(args) -> JobOptions:
         if codes is not None:
             override[key] = codes
     return JobOptions(settings_override=override or None, config_file=args.config, fix=args.fix,
-                      unsafe_fixes=args.unsafe_fixes, diff=args.diff, fix_mode=args.fix_mode)
+                      unsafe_fixes=args.unsafe_fixes, diff=args.diff, fix_mode=args.fix_mode,
+                      with_fixes=_shows_fixes(args))
+
+
+def _shows_fixes(args) -> bool:
+    """Does this run print, write or use the findings' fixes? (A concise check does not: its
+    findings are checked without them, and the fixes' code is not even imported.)"""
+    from .output import SHOW_FIXES
+
+    return bool(args.fix or args.diff or args.statistics or args.results_out or arguments.wants_measure(args)
+                or (args.output_format or "concise") in SHOW_FIXES)
 
 
 class _Progress:
@@ -254,7 +270,9 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str], l
     from pathlib import Path
 
     from ..config import ConfigError, settings_for
+    from ..file_job import run_file
     from ..files import discover
+    from .results import shard_inputs
 
     try:  # the folder walk uses the excludes of the config seen from here (or --config)
         exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
@@ -268,8 +286,8 @@ def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str], l
     progress = _Progress(len(files), _interactive() and not args.no_progress and len(files) > 1 and not args.quiet)
     outcomes: list[FileOutcome] = []
     jobs = args.jobs or cpu_count()
-    if len(files) >= PARALLEL_THRESHOLD and jobs > 1:
-        disk = [f for f in files if f != "-"]
+    disk = [f for f in files if f != "-"]
+    if len(files) >= PARALLEL_THRESHOLD and jobs > 1 and (args.jobs or _total_size(disk) >= PARALLEL_BYTES):
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -304,16 +322,18 @@ def run_check(args) -> int:
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    from . import measured, torch_check
-
     measurer: measured.Measurer | torch_check.TorchChecker | None = None
-    if measured.wanted(args):
+    if arguments.wants_measure(args):
+        from . import measured
+
         try:
             measurer = measured.prepare(args)
         except (ValueError, measured.CompilerError) as e:
             print(f"mlir-lsp: error: {e}", file=sys.stderr)
             return EXIT_ERROR
-    else:  # torch IR: MLA004 by lowering to input only
+    else:  # torch IR: MLA004 by lowering to input only (its compiler code is loaded for a torch file only)
+        from . import torch_check
+
         measurer = torch_check.prepare(args)
     if args.watch:
         from .watch import watch_loop
@@ -323,6 +343,9 @@ def run_check(args) -> int:
 
 
 def _check_once(args, opts: JobOptions, measurer=None) -> int:
+    from .output import RENDERERS, FileReport, check_records, render_statistics
+    from .results import write_results
+
     t0 = time.monotonic()
     outcomes, problems, every = check_paths(args, opts)
     if measurer is not None:
@@ -375,6 +398,18 @@ def _check_once(args, opts: JobOptions, measurer=None) -> int:
     if n and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _total_size(paths: list[str]) -> int:
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            pass  # reported by the check of that file
+        if total >= PARALLEL_BYTES:
+            break
+    return total
 
 
 def cpu_count() -> int:

@@ -24,19 +24,6 @@ from ..source import SourceError, read_source
 from .dispatch import Spinner, request_of
 
 
-def add_arguments(group) -> None:
-    group.add_argument("--measured-severity", action="store_true",
-                       help="with --what-if (implied): MLA001 at information severity in files whose what-if saves "
-                            "no dispatch (config: measured-severity)")
-    from .torch_check import add_arguments as add_torch_arguments
-
-    add_torch_arguments(group)
-
-
-def wanted(args) -> bool:
-    return bool(args.what_if or args.what_if_mode or args.measured_severity)
-
-
 @dataclass
 class Measurer:
     counter: DispatchCounter

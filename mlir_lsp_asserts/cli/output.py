@@ -10,8 +10,6 @@ from .. import __version__
 from ..findings import Finding
 from ..rules import RULES, doc_url
 
-OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "junit")
-
 
 @dataclass
 class FileReport:
@@ -62,6 +60,10 @@ def fix_json(fix, lines) -> dict:
 def _loc(f: Finding) -> tuple[int, int, int, int]:
     s, e = f.span.start_pos, f.span.end_pos
     return s.line + 1, s.character + 1, e.line + 1, e.character + 1
+
+
+# The formats that show the findings' fixes (the others, concise first, are checked without them).
+SHOW_FIXES = frozenset({"full", "json", "json-lines"})
 
 
 def render_concise(reports: list[FileReport]) -> str:

@@ -21,19 +21,6 @@ from ..shards import parse_shard, select
 RESULTS_KEY, RESULTS_VERSION = "mlir-lsp-results", 1
 
 
-def add_arguments(p) -> None:
-    g = p.add_argument_group("shards (a model zoo across CI machines)")
-    g.add_argument("--shard", metavar="K/N", default=None,
-                   help="run shard K of N (from 1) of the inputs of --check, --dispatch-count or --dispatch-diff: "
-                        "a stable split by path")
-    g.add_argument("--results-out", metavar="FILE.json", default=None,
-                   help="write this run's results (and the baseline updates it would make) to FILE for "
-                        "--merge-results")
-    g.add_argument("--merge-results", action="store_true",
-                   help="merge the --results-out files given as PATHs into one run's report, exit code and "
-                        "(with --baseline FILE --update-baseline) baseline")
-
-
 def shard_of_args(args) -> tuple[int, int] | None:
     """The `--shard` asked for (None: the whole run); ValueError for a bad K/N."""
     return parse_shard(args.shard) if args.shard else None

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..dispatch.compiler import CompilerError
-from ..dispatch.count import DispatchCounter
-from ..dispatch.torch_check import OFF, TorchLowering
 from ..source import SourceError, read_source
-from .dispatch import Spinner, config_settings, request_of
 
-
-def add_arguments(group) -> None:
-    group.add_argument("--no-lower", action="store_true",
-                       help="never lower torch IR to find its MLA004 findings (config: lower-torch = false)")
+if TYPE_CHECKING:
+    from ..dispatch.torch_check import TorchLowering
 
 
 @dataclass
@@ -41,6 +36,8 @@ class TorchChecker:
         for oc in outcomes:
             if oc.error or oc.torch_rule is None or oc.lines is None:
                 continue
+            from .dispatch import Spinner  # the compiler's code, loaded only when a torch file is checked
+
             lowering = self.lowering()
             try:
                 text = read_source(oc.compile_path, weights=True).text if oc.compile_path else oc.text
@@ -56,6 +53,11 @@ class TorchChecker:
 
 
 def _lowering_of(args) -> TorchLowering:
+    from ..dispatch.compiler import CompilerError
+    from ..dispatch.count import DispatchCounter
+    from ..dispatch.torch_check import OFF, TorchLowering
+    from .dispatch import config_settings, request_of
+
     try:
         if args.no_lower or not config_settings(args).lower_torch:
             return TorchLowering(None, [], OFF)

@@ -100,7 +100,7 @@ class AppliedFixes:
 def apply_fixes(lowered: str, mode: str) -> AppliedFixes:
     """The safe fixes of a text applied (host asserts, MLA003, kept), judged by the real parser:
     FixError when the fixed text does not parse though the text did."""
-    from ..check import check_text
+    from ..checker import check_text
     from ..fixes import fix_text
 
     before = check_text(lowered, with_fixes=False)  # fix_text plans its own edits

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..iree_flags.flags import FlagReport, target_of, translate
+from ..syntax.asserts import is_torch_input  # noqa: F401 - its home is syntax/; preview, diff and the API import it here
 from ..syntax.parsed_text import parse
 from ..syntax.tokens import SYMBOL
 from . import resources
@@ -106,10 +107,6 @@ def untargeted_warning(version: str, flags: list[str], untargeted: list[str]) ->
     return (f"iree-compile {version} knows no details of the chip these flags name ({target_of(flags)}; "
             f"{', '.join(untargeted)} executables without a configuration): the dispatches are formed without "
             f"them, and a full compile fails (\"missing GPU target\")")
-
-
-def is_torch_input(text: str) -> bool:
-    return ("torch.aten." in text or "!torch.vtensor" in text) and "cf.assert" not in text
 
 
 class DispatchCounter:

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..check import check_text
+from ..checker import check_text
 from ..syntax.asserts import AssertSource, trace_asserts
 from .attribution import describe, place, unmatched
 from .baselines import Baseline, expand

@@ -82,7 +82,7 @@ class FixedCount:
 
 def fixed_text(text: str, mode: str) -> tuple[str, int, list]:
     """The text with all safe fixes applied, how many asserts they fix, and their edits."""
-    from ..check import check_text
+    from ..checker import check_text
     from ..fixes import fix_text
 
     result = check_text(text)

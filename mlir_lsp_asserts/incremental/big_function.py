@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..check import CheckResult
+from ..checker import CheckResult
 from ..config import Settings
 from ..findings import Finding, Fix, TextEdit
 from ..fixes import attach_fixes, attach_unit_fixes, fix_asserts

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..check import CheckResult, check_text
+from ..checker import CheckResult, check_text
 from ..config import Settings
 from ..syntax import statements
 from ..syntax.op_tree import ChildPairs, Op

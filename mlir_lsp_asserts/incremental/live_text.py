@@ -51,7 +51,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
-from ..check import CheckResult
+from ..checker import CheckResult
 from ..config import Settings
 from ..findings import Finding, TextEdit
 from ..fixes import fix_text

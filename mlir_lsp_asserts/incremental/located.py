@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..check import CheckResult
+from ..checker import CheckResult
 from ..config import Settings
 from ..findings import Finding, Span, TextEdit
 from ..syntax.lines import LineIndex

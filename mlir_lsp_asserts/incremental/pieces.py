@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import cast
 
-from ..check import CheckResult
+from ..checker import CheckResult
 from ..syntax.lines import LineIndex
 from ..syntax.op_tree import ChildPairs, Op
 from ..syntax.parsed_text import parse

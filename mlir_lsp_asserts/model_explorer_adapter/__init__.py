@@ -9,3 +9,4 @@ so that importing this package needs no Model Explorer.
 
 ADAPTER_ID = "mlir_lsp_dispatch_graph"
 MODULE = __name__
+INSTALL_HINT = "pip install 'mlir-lsp[graph]'"

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..findings import Severity
 from ..iree_flags.strip_assertions import StripDecision
-from ..syntax.op_tree import Op
+
+if TYPE_CHECKING:  # the rules' metadata (--explain) needs no reader
+    from ..syntax.op_tree import Op
 
 # One page per rule code, installed with the package (package data), so links work offline and
 # for every installed version: `mlir-lsp --explain CODE` prints a page.

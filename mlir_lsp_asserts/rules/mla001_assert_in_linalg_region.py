@@ -8,13 +8,18 @@ gathers; after const-expr hoisting they become two initializers and two extra di
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..iree_flags.strip_assertions import StripDecision
-from ..syntax.asserts import enclosing_linalg_op
-from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
+
+if TYPE_CHECKING:
+    from ..syntax.op_tree import Op
 
 
 def _match(op: Op) -> Placement | None:
+    from ..syntax.asserts import enclosing_linalg_op  # loaded by the check that calls this
+
     linalg = enclosing_linalg_op(op)
     if linalg is None:
         return None

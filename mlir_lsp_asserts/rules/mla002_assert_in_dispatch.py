@@ -6,9 +6,13 @@ CSE and code motion around it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..iree_flags.strip_assertions import StripDecision
-from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
+
+if TYPE_CHECKING:
+    from ..syntax.op_tree import Op
 
 DISPATCH_OPS = frozenset(
     {

@@ -6,9 +6,13 @@ These are real runtime checks (e.g. torch-mlir's "mismatching contracting dimens
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..iree_flags.strip_assertions import StripDecision
-from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity
+
+if TYPE_CHECKING:
+    from ..syntax.op_tree import Op
 
 
 def _match(op: Op) -> Placement | None:

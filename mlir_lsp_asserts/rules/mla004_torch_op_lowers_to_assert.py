@@ -11,12 +11,16 @@ plain text check.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..findings import Finding, Position, Span
 from ..iree_flags.strip_assertions import StripDecision
-from ..syntax.asserts import AssertSource
-from ..syntax.lines import LineIndex
-from ..syntax.op_tree import Op
 from .base import Placement, Rule, Severity, doc_url
+
+if TYPE_CHECKING:
+    from ..syntax.asserts import AssertSource
+    from ..syntax.lines import LineIndex
+    from ..syntax.op_tree import Op
 
 
 def _match(op: Op) -> Placement | None:

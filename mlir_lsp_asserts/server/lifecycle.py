@@ -107,7 +107,7 @@ def _warm_up(ls) -> None:
     if quiet is not None and not quiet.wait(WARM_UP_AFTER_QUIET_SECONDS, stop):
         return
     try:
-        from ..check import check_text
+        from ..checker import check_text
 
         check_text(WARM_UP_TEXT)
     except Exception:  # noqa: BLE001 - a warm-up that fails only leaves the first request slower

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from ..check import check_text
+from ..checker import check_text
 from ..config import Settings, editor_settings_for
 from ..files import discover, walk_skips
 from ..source import SourceError, read_source

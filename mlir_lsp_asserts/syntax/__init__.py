@@ -9,6 +9,8 @@
     asserts.py       where the cf.assert ops are, their messages and source locations, and
                      the source ops a lowering's asserts came from (`trace_asserts`)
     scope.py         SSA definitions and uses (fixes and navigation)
-    op_details.py    one op's details (cf.assert, arith.cmpi, constants, casts) read with
-                     the lark grammar in ops.lark
+    op_details.py    one op's details (cf.assert, arith.cmpi, constants, casts): the usual
+                     forms read with the grammar's terminals, the others with
+    op_grammar.py    the lark grammar in ops.lark (loaded only for those)
+    op_values.py     the values op_details gives
 """

@@ -24,6 +24,11 @@ TRAILING_LOC = re.compile(LOC_FILE_LINE_COL + r"\s*$")
 LOC_ALIAS_USE = re.compile(r"loc\((#[\w$.\-]+)\)\s*$")
 
 
+def is_torch_input(text: str) -> bool:
+    """torch-dialect input, whose asserts appear only when it is lowered (rule MLA004)."""
+    return ("torch.aten." in text or "!torch.vtensor" in text) and "cf.assert" not in text
+
+
 def assert_ops(parsed: ParsedText) -> list[Op]:
     return parsed.ops_matching(ASSERT_CANDIDATE, ASSERT_NAMES)
 

@@ -1,0 +1,129 @@
+"""Each mode imports what it uses and no more (issue 37): a fresh interpreter runs the command
+line's entry with real arguments, then says which modules it loaded. A pre-commit `--check` of a
+small file, `--version` or `--explain` must not pay for lark, pygls, the IREE bindings, the
+dispatch counter or a TOML reader it does not use."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import REPO, REPRO
+
+# What no mode below uses: the LSP stack, the IREE bindings, the compiler and its counting, the
+# workspace watcher, the grammar of single ops (the checker reads the usual forms itself).
+NEVER = ("lark", "pygls", "lsprotocol", "iree", "watchdog", "mlir_lsp_asserts.dispatch", "mlir_lsp_asserts.server",
+         "mlir_lsp_asserts.cli.dispatch", "mlir_lsp_asserts.cli.measured", "mlir_lsp_asserts.fixes.verify",
+         "mlir_lsp_asserts.bytecode", "concurrent.futures.process", "multiprocessing")
+# The checker and what only a check needs.
+CHECKER = ("mlir_lsp_asserts.checker", "mlir_lsp_asserts.file_job", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.config")
+
+_PROBE = textwrap.dedent("""
+    import json, sys
+    started = []  # processes started (forked, spawned, executed), seen by an audit hook
+    sys.addaudithook(lambda ev, args: started.append(ev) if ev in (
+        "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "os.system") else None)
+    from mlir_lsp_asserts.cli import main
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as e:  # --version and --help exit through argparse
+        code = e.code
+    sys.stdout.flush()
+    print("\\n@@" + json.dumps({"code": code, "modules": sorted(sys.modules), "started": started}))
+""")
+
+
+def probe(*args: str, cwd) -> dict:
+    """`mlir-lsp ARGS` run in a fresh interpreter in `cwd`: its exit code, stdout, the modules it
+    loaded and the processes it started."""
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    out, _, tail = proc.stdout.rpartition("\n@@")
+    return {**json.loads(tail), "stdout": out}
+
+
+def loaded(*args: str, cwd) -> tuple[int, set[str], str]:
+    """(exit code, modules loaded, stdout) of `mlir-lsp ARGS` run in a fresh interpreter in `cwd`."""
+    got = probe(*args, cwd=cwd)
+    return got["code"], set(got["modules"]), got["stdout"]
+
+
+def offenders(modules: set[str], banned: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == b or m.startswith(b + ".") for b in banned))
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A folder with the example and no config file above it that names mlir-lsp."""
+    (tmp_path / "model.mlir").write_text(REPRO.read_text(encoding="utf-8"), encoding="utf-8")
+    return tmp_path
+
+
+def test_check_of_mlir_text_loads_no_grammar_no_lsp_no_iree_no_toml(project):
+    code, modules, out = loaded("--check", "--output-format", "json", "model.mlir", cwd=project)
+    assert code == 1 and len(json.loads(out)) == 4  # the four asserts of the example, with their fixes
+    assert all(f["fixes"] for f in json.loads(out))
+    assert offenders(modules, NEVER + ("tomllib",)) == []
+
+
+def test_a_check_of_many_small_files_starts_no_process(project):
+    for i in range(12):  # more than the files that may go to worker processes, but small
+        (project / f"f{i:02d}.mlir").write_text(REPRO.read_text(encoding="utf-8"), encoding="utf-8")
+    got = probe("--check", "--output-format", "json", ".", cwd=project)
+    assert got["code"] == 1 and len(json.loads(got["stdout"])) == 13 * 4
+    assert got["started"] == []
+    asked = probe("--check", "-j", "2", ".", cwd=project)  # worker processes when asked for
+    assert asked["code"] == 1 and "os.fork" in asked["started"]
+
+
+def test_a_concise_check_computes_no_fix(project):
+    """The default output shows no fix: the fixes' code is not imported (the JSON output, above,
+    shows them)."""
+    code, modules, out = loaded("--check", "model.mlir", cwd=project)
+    assert code == 1 and len(out.splitlines()) == 4
+    assert offenders(modules, NEVER + ("tomllib", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.syntax.scope")) == []
+    code, modules, out = loaded("--check", "--statistics", "model.mlir", cwd=project)
+    assert code == 1 and "[*]" in out and "mlir_lsp_asserts.fixes" in modules  # fixable, so computed
+
+
+def test_check_reads_toml_when_a_config_file_is_there(project):
+    (project / "mlir-lsp.toml").write_text('ignore = ["MLA001"]\n', encoding="utf-8")
+    code, modules, _ = loaded("--check", "model.mlir", cwd=project)
+    assert code == 0 and "tomllib" in modules
+    assert offenders(modules, NEVER) == []
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("--explain", "MLA001"),
+                                  ("--explain", "MLA001", "--output-format", "json")])
+def test_version_help_and_explain_load_almost_nothing(project, args):
+    code, modules, out = loaded(*args, cwd=project)
+    assert code == 0 and out.strip()
+    never = NEVER
+    if args[0] == "--version":  # it names the iree-compile a count would run: the compiler finder, no bindings
+        assert "iree-compile" in out and offenders(modules, ("iree.compiler",)) == []
+        finder = {"iree", "mlir_lsp_asserts.dispatch", "mlir_lsp_asserts.dispatch.compiler",
+                  "mlir_lsp_asserts.dispatch.cache"}
+        never = tuple(b for b in NEVER if b not in ("iree", "mlir_lsp_asserts.dispatch"))
+        assert offenders(modules - finder, ("mlir_lsp_asserts.dispatch",)) == []
+    assert offenders(modules, never + CHECKER + ("tomllib",)) == []
+    assert offenders(modules, ("mlir_lsp_asserts.syntax",)) == []  # a rule's page needs no reader
+    if args[0] != "--explain":
+        assert offenders(modules, ("mlir_lsp_asserts.rules",)) == []
+
+
+def test_list_profiles_loads_no_compiler(project):
+    code, modules, out = loaded("--list-profiles", cwd=project)
+    assert code == 0 and "gfx942" in out
+    assert offenders(modules, NEVER + ("mlir_lsp_asserts.checker", "mlir_lsp_asserts.fixes", "tomllib")) == []
+
+
+def test_the_package_and_its_api_names_load_nothing_of_the_checker():
+    proc = subprocess.run([sys.executable, "-c", "import sys, mlir_lsp_asserts as m; m.__all__; "
+                           "print(sorted(k for k in sys.modules if k.startswith('mlir_lsp_asserts')))"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.stdout.strip() == "['mlir_lsp_asserts']", proc.stdout + proc.stderr
