@@ -223,11 +223,13 @@ def test_a_body_above_one_read_is_read_in_chunks_and_its_section_still_lifted():
     from mlir_lsp_asserts.server.open_documents import OpenDocument
 
     hexed = "0x04000000" + "ab" * (35 << 20)
-    text = REPRO.read_text() + '\n{-#\n  dialect_resources: {\n    builtin: {\n      w: "' + hexed + '"\n    }\n  }\n#-}\n'
+    section = '\n{-#\n  dialect_resources: {\n    builtin: {\n      w: "' + hexed + '"\n    }\n  }\n#-}\n'
+    text = REPRO.read_text() + section
     body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
         "uri": "file:///m.mlir", "languageId": "mlir", "version": 1, "text": text}}}).encode()
     assert len(body) > DIRECT_BYTES
-    stream = io.BufferedReader(io.BytesIO(b"Content-Length: %d\r\n\r\n" % len(body) + body + b"Content-Length: 2\n\n{}"))
+    frames = b"Content-Length: %d\r\n\r\n" % len(body) + body + b"Content-Length: 2\n\n{}"
+    stream = io.BufferedReader(io.BytesIO(frames))
     got = FrameReader(stream).frame()
     assert got == body
     lifted = lift(got)
