@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
 from ..fixes.verify import parse_context
-from ..processes import signal_name
+from ..processes import death_signal, signal_name
 from .protocol import Server
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class ParserDiagnostics:
 
         proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts.server.parser_feature"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=death_signal())  # this thread waits for it
         stdin, stdout = proc.stdin, proc.stdout
         assert stdin is not None and stdout is not None  # both PIPE
         with self.lock:
