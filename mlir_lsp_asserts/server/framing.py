@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 2 << 30
 HEADER_LINE_BYTES = 64 * 1024
 # Bodies up to this size are read with one `read(n)` straight into their bytes; larger ones in
-# chunks of it (`read_body`), so a length that lies never allocates more than has arrived.
+# chunks of CHUNK_BYTES (`read_body`), so a length that lies never allocates more than has arrived.
 DIRECT_BYTES = 64 << 20
+CHUNK_BYTES = 1 << 20
 # `name: value` (HTTP's token characters in the name); the line end is removed first.
 HEADER = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*(.*?)[ \t]*")
 # A Content-Length header at the end of a line of junk: where the stream is found again.
@@ -105,16 +106,18 @@ class FrameReader:
             body = self.stream.read(length)
             return body if len(body) == length else None
         buf = bytearray()
+        chunk = bytearray(CHUNK_BYTES)  # one small buffer, read into again and again (no fresh pages)
+        view = memoryview(chunk)
         while len(buf) < length:
-            chunk = self.stream.read(min(DIRECT_BYTES, length - len(buf)))
-            if not chunk:
+            n = self.stream.readinto(view[:min(CHUNK_BYTES, length - len(buf))])  # type: ignore[attr-defined]
+            if not n:
                 return None
-            buf += chunk
+            buf += view[:n]
         return buf
 
     def _discard(self, length: int) -> bool:
         """Read `length` bytes and drop them, a chunk at a time; False if the stream ended first."""
-        chunk = bytearray(1 << 20)
+        chunk = bytearray(CHUNK_BYTES)
         view = memoryview(chunk)
         while length:
             n = self.stream.readinto(view[:min(length, len(chunk))])  # type: ignore[attr-defined]
