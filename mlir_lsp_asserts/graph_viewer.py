@@ -21,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -30,6 +29,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .model_explorer_adapter import ADAPTER_ID, INSTALL_HINT, MODULE
+from .processes import temp_folder
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 90.0
@@ -156,7 +156,7 @@ def open_viewer(graph_json: Path, select_node: str | None = None, port: int | No
     if port is not None and _in_use(port):
         raise ViewerUnavailable(f"port {port} of {HOST} is in use")
     port = port or free_port()
-    folder = tempfile.mkdtemp(prefix="mlir-lsp-viewer-")
+    folder = temp_folder("viewer")
     log = Path(folder) / "model-explorer.log"
     argv = [sys.executable, "-m", __name__, str(os.getpid()), "--host", HOST, "--port", str(port),
             "--no_open_in_browser", f"--extensions={MODULE}"]  # Model Explorer's command line, see _serve

@@ -142,3 +142,58 @@ def test_a_stop_does_not_wait_for_model_explorer_to_start(tmp_path):
     shower.join(120)
     assert isinstance(outcome[0], ViewerUnavailable) and "shutting down" in str(outcome[0])
     assert not [p for p, _ppid, _cmd in processes() if p in starting]
+
+
+def _tree_alive(tree: dict[int, str]) -> dict[int, str]:
+    """The processes of `tree` (pid -> command line) still running as themselves."""
+    return {p: cmd for p, _ppid, cmd in processes() if tree.get(p) == cmd}
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_killed_server_leaves_no_process_and_the_next_start_removes_its_folders(tmp_path):
+    """Issue 40, defect 6: SIGKILL (an OOM kill, a crash: no handler runs) of a server that is
+    scanning its workspace (the scan's worker and multiprocessing's resource tracker), counting
+    (iree-compile, in a session of its own) and parsing (the real parser's child). Within 5 s
+    nothing it started is left; the compile's temporary folder (a copy of the document) stays
+    until the next server starts, which removes it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "repro.mlir").write_text(REPRO.read_text())
+    model = work / "encoder.mlir"
+    model.write_text(ENCODER.read_text())
+    options = {"mlirLsp": {"dispatch": {"trigger": "save"}, "parserDiagnostics": True}}
+    async with lsp_server(tmp_path, options=options, folders=[work]) as lsp:
+        server = lsp._server
+        lsp.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=model.as_uri(), language_id="mlir", version=1, text=model.read_text())))
+        wanted = {"scan worker": "multiprocessing", "resource tracker": "resource_tracker",
+                  "compile": "--compile-to", "parser": "server.parser_feature"}
+
+        def all_running() -> dict[int, str] | None:
+            tree = _descendants(server.pid)
+            return tree if all(any(m in cmd for cmd in tree.values()) for m in wanted.values()) else None
+
+        tree = await wait_until(all_running, timeout=120)
+        now = _descendants(server.pid).values()
+        assert tree, f"not started: {[k for k, m in wanted.items() if not any(m in c for c in now)]}"
+        folders = [p for p in (tmp_path / "tmp").iterdir() if p.name.startswith("mlir-lsp-")]
+        assert folders, "the compile has no temporary folder"
+        os.kill(server.pid, signal.SIGKILL)
+        # (not `server.wait()`: asyncio waits for the server's pipes too, which a leftover holds)
+        await wait_until(lambda: server.pid not in {p for p, _ppid, _cmd in processes()}, timeout=EXIT_SECONDS)
+        await wait_until(lambda: not _tree_alive(tree), timeout=EXIT_SECONDS)
+        left = _tree_alive(tree)
+        for pid in left:  # the test's own leftovers: killed, or they hold the client's pipe open for ever
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        assert not left, f"outlived the killed server: {left}"
+        with contextlib.suppress(Exception):
+            await lsp.stop()
+    assert all(p.exists() for p in folders)  # nothing ran at the kill to remove them
+    live = tmp_path / "tmp" / f"mlir-lsp-{os.getpid()}-count-live"  # a folder of a process that runs (this one)
+    live.mkdir()
+    async with lsp_server(tmp_path, options={"mlirLsp": {"dispatch": {"trigger": "manual"}}}):
+        await wait_until(lambda: not any(p.exists() for p in folders), timeout=30)
+        assert not [p for p in folders if p.exists()], "the next server start left a dead server's folders"
+    assert live.is_dir(), "a live process's folder was removed"

@@ -1,7 +1,8 @@
 """Finding `iree-compile`, its version and the flags it knows, and running it safely.
 
 Runs are argument lists (never a shell), in their own process group, with a timeout; a run
-that times out or is cancelled has its whole group killed, so no `iree-compile` is orphaned.
+that times out or is cancelled has its whole group killed, and on Linux each run is killed when
+the process that started it dies (`processes.death_signal`), so no `iree-compile` is orphaned.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..iree_release import compiler_message
-from ..processes import signal_name
+from ..processes import death_signal, signal_name
 from .cache import cache_root, read_json, write_json
 
 
@@ -100,7 +101,8 @@ def compiler_version(path: str) -> str:
     if isinstance(cached, str):
         return cached
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
+                             preexec_fn=death_signal())
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CompilerError(f"{path} --version failed: {e}") from None
     m = re.search(r"compiler version (\S+)", out.stdout)
@@ -119,7 +121,8 @@ def known_flags(path: str) -> frozenset[str]:
     if isinstance(cached, list):
         return frozenset(cached)
     try:
-        out = subprocess.run([path, "--help-list-hidden"], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([path, "--help-list-hidden"], capture_output=True, text=True, timeout=60,
+                             preexec_fn=death_signal())
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CompilerError(f"{path} --help-list-hidden failed: {e}") from None
     flags = frozenset(re.findall(r"^\s+--([\w.\-]+)", out.stdout, re.M))
@@ -166,8 +169,11 @@ class Run:
         if self._cancelled.is_set():
             raise CompilerError("cancelled")
         try:
+            # Its own session (a cancel kills the group); killed with us however we die (this
+            # thread waits for it below, as `death_signal` needs)
             proc = self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                 stderr=subprocess.PIPE, cwd=self.cwd, start_new_session=True)
+                                                 stderr=subprocess.PIPE, cwd=self.cwd, start_new_session=True,
+                                                 preexec_fn=death_signal())
         except OSError as e:
             raise CompilerError(f"cannot run {self.argv[0]}: {e.strerror or e}") from None
         if self._cancelled.is_set():  # cancelled while it started: `cancel` saw no process to kill

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..iree_flags.flags import FlagReport, target_of, translate
+from ..processes import temp_folder
 from ..syntax.asserts import is_torch_input  # noqa: F401 - its home is syntax/; preview, diff and the API import it here
 from ..syntax.parsed_text import parse
 from ..syntax.tokens import SYMBOL
@@ -303,7 +303,7 @@ def _prune(folder: Path, keep: int) -> None:
 def _workdir(text: str, input_path: str | None = None):
     """A private temporary folder, and the input: `input_path` when given (a file that holds
     exactly `text`), else `text` written as input.mlir there; removed afterwards."""
-    tmp = tempfile.mkdtemp(prefix="mlir-lsp-")
+    tmp = temp_folder("count")  # a copy of the text: removed below, or by the next server if we die
     try:
         src = input_path
         if src is None:

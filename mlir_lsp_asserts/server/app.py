@@ -2,6 +2,7 @@
 
     app.py                 this file: the server object (all state hangs on it), features set up
     transport.py           pygls's stdio transport, adapted (big messages, one writer at a time)
+    framing.py             the stdio frames: headers read as the spec says, a bad one skipped, a bound
     lifecycle.py           initialize, settings, shutdown, child processes stopped
     sync_feature           didOpen, didChange, didSave, didClose
     publishing             diagnostics pushed or pulled, the checker's and other sources'
@@ -55,10 +56,10 @@ log = logging.getLogger(__name__)
 
 
 class MlirLspServer(LanguageServer):
-    def start_io(self, stdin=None, stdout=None):
-        """pygls's stdio loop, adapted (transport.py)."""
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """pygls's stdio loop, adapted (transport.py); returns the exit status (`run_stdio`)."""
         self._stop_event = threading.Event()  # pygls's own field: its shutdown sets it
-        run_stdio(self, self._stop_event, stdin, stdout)
+        return run_stdio(self, self._stop_event, stdin, stdout)
 
     def __init__(self):
         super().__init__("mlir-lsp", __version__, protocol_cls=MlirLspProtocol,
@@ -132,13 +133,13 @@ for feature in (lifecycle, sync_feature, publishing, code_actions_feature, navig
 
 
 def run_server(tcp: str | None = None) -> int:
+    """Serve until the client is done; the exit status: 1 for an `exit` without `shutdown`."""
     lifecycle.stop_on_signals(server)
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")
             server.start_tcp(host or "127.0.0.1", int(port))
-        else:
-            server.start_io()  # returns when the client closes our stdin, with or without `exit`
+            return 0
+        return server.start_io()  # returns at `exit`, or when the client closes our stdin
     finally:
         lifecycle.stop_background(server)
-    return 0

@@ -264,14 +264,18 @@ def _refresh_lenses(ls: Server) -> None:
 
 
 def schedule(ls: Server, uri: str, reason: str) -> None:
-    """After an edit (reason "change") or a save: cancel what is stale, start what is due."""
+    """After an edit (reason "change") or a save: cancel what is stale, start what is due. A save
+    while this very text is being counted changes nothing: the running count goes on (a minute's
+    compile of a model is not started again on every Ctrl+S), and it announces its result."""
     state, opts = ls.dispatch, ls.options.dispatch
+    doc = ls.document(uri)
+    if reason == "save" and doc is not None and state.counting(uri, doc.stamp):
+        return
     state.cancel(uri)
     if not opts.enabled or opts.trigger == "manual":
         return
     if reason == "change" and opts.trigger != "idle":
         return
-    doc = ls.document(uri)
     if doc is None or doc.size > opts.auto_max_mb * 1024 * 1024:
         return
     delay = opts.idle_ms / 1000 if reason == "change" else 0.0

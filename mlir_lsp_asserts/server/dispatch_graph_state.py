@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 
 from ..dispatch.count import DispatchCounter
 from ..graph_viewer import Viewer, ViewerUnavailable, open_viewer
+from ..processes import temp_folder
 
 
 class GraphViewerState:
@@ -30,7 +30,7 @@ class GraphViewerState:
             if self.stopped:
                 raise ViewerUnavailable("the server is shutting down")
             if self.folder is None:
-                self.folder = Path(tempfile.mkdtemp(prefix="mlir-lsp-graphs-"))
+                self.folder = Path(temp_folder("graphs"))
             folder = self.folder
         stem = Path(uri.rsplit("/", 1)[-1]).stem or "document"
         return folder / f"{stem}-{hashlib.sha1(uri.encode()).hexdigest()[:10]}.json"

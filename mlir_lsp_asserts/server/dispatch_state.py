@@ -77,6 +77,12 @@ class DispatchState:
         if running is not None:
             running.cancel_all()
 
+    def counting(self, uri: str, stamp: Stamp) -> bool:
+        """Whether a count of this text (`stamp`) of `uri` is under way (shared by its requests)."""
+        with self.lock:
+            running = self.inflight.get(uri)
+        return running is not None and running[0] == stamp and not running[1].is_set()
+
     def start(self, uri: str, own: DispatchCounter, current: Callable[[], bool]) -> bool:
         """`own` registered as the compiler of `uri`'s count, which an edit's `cancel` kills;
         False (nothing registered) when its text is no longer `current`: an edit came while the

@@ -34,9 +34,9 @@ class HeldTail:
 
     __slots__ = ("_data", "_lo", "_hi", "escaped", "closed")
 
-    def __init__(self, base: str | bytes, start: int, end: int, closed: bool):
+    def __init__(self, base: str | bytes | bytearray, start: int, end: int, closed: bool):
         self._data, self._lo, self._hi = base, start, end
-        self.escaped = isinstance(base, bytes)
+        self.escaped = not isinstance(base, str)
         self.closed = closed
 
     @property
@@ -72,7 +72,7 @@ class _Held:
 HELD = _Held()
 
 
-def lift(body: bytes) -> bytes:
+def lift(body: bytes | bytearray) -> bytes | bytearray:
     """`body` with the resource section of its document text lifted out (see the module's doc),
     or `body` itself when it is small, not a document's text, or has no such section."""
     if len(body) < LIFT_MIN_BYTES:
@@ -88,7 +88,7 @@ def lift(body: bytes) -> bytes:
     return body[:start] + f"{MARKER}{key} #-}}".encode() + body[close:]
 
 
-def _string_end(body: bytes, pos: int) -> int | None:
+def _string_end(body: bytes | bytearray, pos: int) -> int | None:
     """Offset of the `"` that ends the JSON string `pos` is in (one that no backslash escapes)."""
     q = body.find(b'"', pos)
     while q != -1:
@@ -101,7 +101,7 @@ def _string_end(body: bytes, pos: int) -> int | None:
     return None
 
 
-def _is_document_message(body: bytes, close: int) -> bool:
+def _is_document_message(body: bytes | bytearray, close: int) -> bool:
     """A didOpen or a didChange: its method is named before its params or after the text."""
     head, rest = body[:512], body[close:close + 4096]
     return any(m in head or m in rest for m in (b'"textDocument/didOpen"', b'"textDocument/didChange"'))

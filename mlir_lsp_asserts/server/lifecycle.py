@@ -12,6 +12,7 @@ import threading
 
 from lsprotocol import types
 
+from ..processes import remove_dead_temp_folders
 from . import file_settings, guards, workspace_feature
 from .options import SECTION, read_options
 
@@ -59,9 +60,16 @@ async def pull_configuration(ls) -> None:
 
 def initialize(ls, params: types.InitializeParams):
     ls.event_loop = asyncio.get_event_loop()  # background threads publish through it
+    threading.Thread(target=_remove_dead_folders, name="mlir-lsp-tmp-cleanup", daemon=True).start()
     apply_options(ls, params.initialization_options)
     if params.process_id:
         _exit_with_client(ls, params.process_id)
+
+
+def _remove_dead_folders() -> None:
+    """The temporary folders a killed server (or CLI) left, a copy of a document in each."""
+    if removed := remove_dead_temp_folders():
+        log.info("removed %d temporary folders of processes that are gone: %s", len(removed), ", ".join(removed))
 
 
 async def initialized(ls, params: types.InitializedParams):

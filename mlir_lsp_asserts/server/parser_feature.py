@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
 from ..fixes.verify import parse_context
-from ..processes import signal_name
+from ..processes import death_signal, signal_name
 from .protocol import Server
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ class ParserDiagnostics:
         self.lock = threading.Lock()
         self.enabled = True
         self.children: dict[str, subprocess.Popen[bytes]] = {}  # uri -> running child parse
+        # uri -> the serial of its latest `schedule`: a child of an earlier one is killed at once
+        self.serials: dict[str, int] = {}
+        self.serial = 0
         self.stopped = False
 
     def stop(self) -> None:
@@ -88,19 +91,18 @@ class ParserDiagnostics:
                 proc.kill()
 
     def schedule(self, ls: Server, uri: str) -> None:
-        if not self.enabled or self.stopped:
-            return
+        """A new version of `uri`: the last one's parse (pending or running) is dropped, killed at
+        once, and a parse of this one is due after DEBOUNCE_SECONDS."""
         with self.lock:
-            old = self.timers.pop(uri, None)
-            if old:
-                old.cancel()
-            self._kill_child(uri)
-            t = threading.Timer(DEBOUNCE_SECONDS, self._run, args=(ls, uri))
+            self._replace(uri)
+            if not self.enabled or self.stopped:
+                return
+            t = threading.Timer(DEBOUNCE_SECONDS, self._run, args=(ls, uri, self.serials[uri]))
             t.daemon = True
             self.timers[uri] = t
             t.start()
 
-    def _run(self, ls: Server, uri: str) -> None:
+    def _run(self, ls: Server, uri: str, serial: int) -> None:
         got = ls.snapshot_parts(uri)
         if got is None:
             return
@@ -108,7 +110,7 @@ class ParserDiagnostics:
         size = sum(e - s for _t, s, e in parts)
         if size > MAX_CHARS:
             return
-        diags = self._in_child(uri, parts)
+        diags = self._in_child(uri, serial, parts)
         if diags is None:
             return  # killed by a newer edit (or output that does not read as JSON)
         current = ls.document(uri)
@@ -118,19 +120,25 @@ class ParserDiagnostics:
             self.results[uri] = (stamp, diags)
         ls.in_loop(ls.publish, uri, True)
 
-    def _in_child(self, uri: str, parts: list[tuple[str, int, int]]) -> list[types.Diagnostic] | None:
+    def _in_child(self, uri: str, serial: int, parts: list[tuple[str, int, int]]) -> list[types.Diagnostic] | None:
         """The real parser in a child, fed the document's pieces one by one (no joined copy of
-        a 50 MB text in the server); killed by a newer edit or after WORKER_TIMEOUT."""
+        a 50 MB text in the server); killed by a newer edit or after WORKER_TIMEOUT. The child is
+        registered as soon as it exists, unless a newer `schedule` (`serial`) came while it
+        started: then it is killed there, so no child outlives the version it was started for."""
         import json
         import sys
 
         proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts.server.parser_feature"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=death_signal())  # this thread waits for it
         stdin, stdout = proc.stdin, proc.stdout
         assert stdin is not None and stdout is not None  # both PIPE
         with self.lock:
-            self.children[uri] = proc
+            if self.serials.get(uri) == serial:
+                self._kill_child(uri)  # never overwritten alive (the `schedule` of `serial` killed it already)
+                self.children[uri] = proc
+            else:  # outrun: the next version came while this child started
+                proc.kill()
         if self.stopped:  # after the registration: a `stop` racing with us cannot miss this child
             proc.kill()
         expired = threading.Event()
@@ -178,6 +186,15 @@ class ParserDiagnostics:
         except (ValueError, KeyError, TypeError):
             return None
 
+    def _replace(self, uri: str) -> None:
+        """(with `lock` held) `uri`'s pending parse dropped, its child killed, a new serial."""
+        old = self.timers.pop(uri, None)
+        if old:
+            old.cancel()
+        self._kill_child(uri)
+        self.serial += 1
+        self.serials[uri] = self.serial
+
     def _kill_child(self, uri: str) -> None:
         proc = self.children.pop(uri, None)
         if proc is not None and proc.poll() is None:
@@ -220,10 +237,8 @@ class ParserDiagnostics:
 
     def forget(self, uri: str) -> None:
         with self.lock:
-            t = self.timers.pop(uri, None)
-            if t:
-                t.cancel()
-            self._kill_child(uri)
+            self._replace(uri)
+            self.serials.pop(uri, None)
             self.results.pop(uri, None)
 
 

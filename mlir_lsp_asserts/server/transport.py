@@ -5,7 +5,8 @@ time, stdin bodies read as text with a document's resource section lifted out fi
 No frame ends the server (`MlirLspProtocol.receive`): a body that is not UTF-8 is read with
 replacement characters (a document whose text had such bytes says so: one MLS001 at the first);
 one that is not JSON, not an object or not a message is logged and skipped, and a request among
-them with a readable id gets a JSON-RPC error."""
+them with a readable id gets a JSON-RPC error, as does a request after `shutdown` (-32600). The
+frames themselves are read by `framing.FrameReader`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import inspect
 import json
 import logging
 import os
-import re
 import stat
 import sys
 import threading
@@ -28,10 +28,10 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from .framing import FrameReader
 from .held_resources import lift
 
 log = logging.getLogger(__name__)
-CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
 # A pipe on stdin gets this much kernel buffer (Linux allows up to /proc/sys/fs/pipe-max-size,
 # 1 MiB by default, without privileges) instead of 64 KiB: see `widen_pipe`.
 PIPE_BYTES = 1 << 20
@@ -125,6 +125,8 @@ class MlirLspProtocol(LanguageServerProtocol):
             if self.get_message_type(method) or method in self.fm.features or method in self.fm.builtin_features:
                 return self._refuse(rid, JsonRpcInvalidParams, f"the params of {method!r} do not read", body)
             return self._refuse(rid, JsonRpcMethodNotFound, f"unknown method {method!r}", body)
+        if self._shutdown and rid is not None and data.get("method") != types.EXIT:
+            return self._refuse(rid, JsonRpcInvalidRequest, "the server is shut down: only `exit` is read", body)
         self._note_undecodable(message, body)
         try:
             self.handle_message(message)
@@ -209,18 +211,23 @@ def widen_pipe(stream) -> None:
 class TextStdinReader(StdinAsyncReader):
     """Gives pygls each message body as text, decoded in the reading thread with the bytes let go
     at once: `json.loads` of bytes decodes to a temporary string of its own, so a 50 MB didOpen
-    would otherwise be held three times (bytes, that string, the parsed text) at its peak. A body
-    is read into one buffer (a buffered reader's `read(n)` reads the pipe straight into the bytes
-    it returns, no chunks appended), and a document's resource section is lifted out of it first
+    would otherwise be held three times (bytes, that string, the parsed text) at its peak. The
+    frames are read by `framing.FrameReader` (headers as the spec says, a bad one skipped, a length
+    above its bound refused), and a document's resource section is lifted out of a body first
     (`held_resources.lift`): no copy of the section is made."""
 
-    def __init__(self, stdin, executor):
+    def __init__(self, stdin, executor, on_length=lambda: None):
         super().__init__(stdin, executor)
         widen_pipe(stdin)
+        self.frames = FrameReader(stdin, on_length)
 
-    def readexactly(self, n: int):
-        def read() -> Body:
-            body = lift(self.stdin.read(n))
+    def frame(self):
+        """The next message body (`Body`), None at the end of the stream."""
+        def read() -> Body | None:
+            raw = self.frames.frame()
+            if raw is None:
+                return None
+            body = lift(raw)
             try:
                 return Body(body.decode("utf-8"))  # the fast path; surrogatepass only where needed
             except UnicodeDecodeError:
@@ -233,23 +240,13 @@ class TextStdinReader(StdinAsyncReader):
 
 
 async def serve(stop_event: threading.Event, reader: TextStdinReader, protocol: MlirLspProtocol) -> None:
-    """pygls's message loop (`pygls.io_.run_async`), with each body handed to `protocol.receive`:
-    headers are read up to an empty line after a Content-Length, other header lines ignored."""
-    length = 0
+    """pygls's message loop (`pygls.io_.run_async`), with each body handed to `protocol.receive`."""
     while not stop_event.is_set():
-        header = await reader.readline()
-        if not header:
+        body = await reader.frame()
+        if body is None:
             break
-        if not length and (m := CONTENT_LENGTH.fullmatch(header)):
-            length = int(m.group(1))
-            protocol.quiet.reading = True
-        elif length and not header.strip():
-            body = await reader.readexactly(length)
-            if not body.text:
-                break
-            length = 0
-            protocol.receive(body)
-            protocol.quiet.heard()
+        protocol.receive(body)
+        protocol.quiet.heard()
 
 
 def undecodable(ls, doc) -> list[types.Diagnostic]:
@@ -258,15 +255,22 @@ def undecodable(ls, doc) -> list[types.Diagnostic]:
     return protocol.undecodable(doc) if isinstance(protocol, MlirLspProtocol) else []
 
 
-def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None) -> None:
-    """pygls's stdio loop, with message bodies read as text (`TextStdinReader`)."""
+def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None) -> int:
+    """pygls's stdio loop, with message bodies read as text (`TextStdinReader`); returns the
+    process's exit status: `exit`'s (1 without a `shutdown` before it), 0 when stdin closes."""
     server.protocol.set_writer(LockedStdoutWriter(stdout or sys.stdout.buffer))
-    reader = TextStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
+    protocol = server.protocol
+    reader = TextStdinReader(stdin or sys.stdin.buffer, server.thread_pool,
+                             on_length=lambda: setattr(protocol.quiet, "reading", True))
+    code = 0
     try:
-        asyncio.run(serve(stop_event, reader, server.protocol))
+        asyncio.run(serve(stop_event, reader, protocol))
     except BrokenPipeError:
         log.error("the client's connection is gone; shutting down")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as e:  # pygls's `exit`: 0 after a `shutdown`, else 1 (the LSP spec)
+        code = e.code if isinstance(e.code, int) else 0
     finally:
         server.shutdown()
+    return code

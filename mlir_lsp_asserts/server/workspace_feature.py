@@ -38,6 +38,7 @@ from lsprotocol import types
 from ..checker import check_text
 from ..config import Settings, editor_settings_for
 from ..files import discover, walk_skips
+from ..processes import exit_with_parent
 from ..source import SourceError, read_source
 from ..watching import changed_paths
 from . import file_settings
@@ -80,7 +81,7 @@ class ScanWorker:
             fresh = pool is None
             if pool is None:
                 pool = self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                       initializer=os.nice, initargs=(SCAN_NICENESS,))
+                                                       initializer=_child_start, initargs=(os.getpid(),))
         try:
             if fresh:  # the child's pid, asked of the child itself, so that stop can kill it
                 pid = pool.submit(os.getpid).result()
@@ -104,6 +105,14 @@ class ScanWorker:
                 os.kill(pid, signal.SIGKILL)
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _child_start(server: int) -> None:
+    """In the scan's child, first: a lower priority, and an end with the server however it ends
+    (a SIGKILL runs no code of the server's; the child, and multiprocessing's resource tracker
+    that waits on it, lived on for minutes)."""
+    os.nice(SCAN_NICENESS)
+    exit_with_parent(server)
 
 
 def check_on_disk(path: str, editor: Settings, max_ir_bytes: int) -> list[dict] | None:
