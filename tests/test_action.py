@@ -241,3 +241,15 @@ def test_hostile_install_inputs_run_nothing(tmp_path):
     r = run_action({"version": HOSTILE[0]}, ws, temp, only=INSTALL)
     assert r.returncode == 2 and "pip could not install" in r.log, r.log
     assert (ws / "x").is_dir() and not list(tmp_path.rglob("pwned"))
+
+
+def test_a_release_given_as_major_minor_is_installed_and_accepted(tmp_path):
+    """`iree-version: "3.13"` passes the input's check, and pip's `==3.13` installs 3.13.0 (PEP 440
+    pads the release with zeros): the action must accept what pip installed, not fail the job."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    r = run_action({"iree-version": "3.13"}, ws, temp, only=INSTALL)
+    assert r.returncode == 0, r.log[-3000:]
+    assert re.search(r"^iree-compile: \S+ \(3\.13\.0", r.log, re.M), r.log[-3000:]
