@@ -160,6 +160,15 @@ def test_a_str_is_a_path_when_such_a_file_exists_else_text_only_when_it_looks_li
     assert mla.fix(REPRO.read_text()).asserts_fixed == 4
 
 
+def test_a_path_the_system_cannot_name_is_a_source_error():
+    """A str or Path holding a NUL byte names no file: SourceError naming it, as a missing path
+    is, not the ValueError open() raises ("embedded null byte")."""
+    for src in ("model\0.mlir", "models/x\0y", Path("a\0b.mlir")):
+        for call in (mla.check, mla.fix):
+            with pytest.raises(mla.SourceError, match="embedded null byte"):
+                call(src)
+
+
 def test_importing_the_package_loads_neither_iree_nor_the_api():
     code = ("import sys, mlir_lsp_asserts as mla; assert mla.__version__; "
             "print(sorted(m for m in sys.modules if m.startswith(('iree', 'torch', 'mlir_lsp_asserts.'))))")
