@@ -70,7 +70,10 @@ def main() -> int:
         return fail(f"version: {version!r} is not a version or a requirement")
     venv = venv_dir()
     shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+    if made.returncode != 0:  # no venv module (Debian's python3 without python3-venv), a bad RUNNER_TEMP
+        why = (made.stderr.strip() or made.stdout.strip() or f"exit {made.returncode}").splitlines()[-1]
+        return fail(f"could not make a venv in {venv}: {why}")
     py = str(venv / "bin" / "python")
     pins = [f"iree-base-compiler=={iree}"] if iree else []
     pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"]
