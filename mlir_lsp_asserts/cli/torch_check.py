@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..dispatch.compiler import CompilerError
 from ..dispatch.count import DispatchCounter
 from ..dispatch.torch_check import OFF, TorchLowering
-from ..source import SourceError, read_source
+from ..source import SourceError
 from .dispatch import Spinner, config_settings, request_of
 
 
@@ -43,7 +43,7 @@ class TorchChecker:
                 continue
             lowering = self.lowering()
             try:
-                text = read_source(oc.compile_path, weights=True).text if oc.compile_path else oc.text
+                text = oc.compile_text()
                 with Spinner(oc.path, sys.stderr.isatty() and not quiet and lowering.counter is not None):
                     got = lowering.lower(text, oc.lines, oc.torch_rule, input_path=oc.text_file)
             except (OSError, SourceError) as e:
