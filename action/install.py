@@ -44,6 +44,19 @@ def requirement(version: str, action_path: str) -> str | None:
     return version
 
 
+def pinned(asked: str, got: str) -> bool:
+    """Whether the release pip installed is the one `iree-base-compiler==asked` pins, as PEP 440
+    compares: `3.8.*` is any 3.8 release, and `3.8` is 3.8.0 (the shorter release padded with
+    zeros), so `3.13` is met by 3.13.0."""
+    if asked.endswith(".*"):
+        return got.startswith(asked[:-1])
+    if not re.fullmatch(r"\d+(\.\d+)*", got):
+        return False
+    a, g = ([int(x) for x in v.split(".")] for v in (asked, got))
+    width = max(len(a), len(g))
+    return a + [0] * (width - len(a)) == g + [0] * (width - len(g))
+
+
 def main() -> int:
     version = os.environ.get("INPUT_VERSION", "").strip()
     iree = os.environ.get("INPUT_IREE_VERSION", "").strip()
@@ -57,7 +70,10 @@ def main() -> int:
         return fail(f"version: {version!r} is not a version or a requirement")
     venv = venv_dir()
     shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+    if made.returncode != 0:  # no venv module (Debian's python3 without python3-venv), a bad RUNNER_TEMP
+        why = (made.stderr.strip() or made.stdout.strip() or f"exit {made.returncode}").splitlines()[-1]
+        return fail(f"could not make a venv in {venv}: {why}")
     py = str(venv / "bin" / "python")
     pins = [f"iree-base-compiler=={iree}"] if iree else []
     pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"]
@@ -69,7 +85,7 @@ def main() -> int:
     if iree:
         got = subprocess.run([py, "-c", "from importlib.metadata import version; print(version('iree-base-compiler'))"],
                              capture_output=True, text=True).stdout.strip()
-        if not re.fullmatch(re.escape(iree).replace(r"\*", ".*"), got):
+        if not pinned(iree, got):
             return fail(f"pip installed iree-base-compiler {got}, not the {iree} asked for")
     path_file = os.environ.get("GITHUB_PATH")
     if path_file:

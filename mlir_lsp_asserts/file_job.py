@@ -55,6 +55,18 @@ class FileOutcome:
     # The file to read again for a compile (bytecode, or weights in a resource section: the text
     # checked is not the text compiled; same lines); None: `text` is what the compiler gets.
     compile_path: str | None = None
+    # stdin holding weights (a resource section) or bytecode: its bytes, `compile_path`'s stand-in
+    stdin_bytes: bytes | None = field(default=None, repr=False)
+
+    def compile_text(self) -> str:
+        """The text a compile of this file gets: its whole text (the weights in, bytecode as text),
+        read again from `compile_path` or decoded from `stdin_bytes`; else `text` (the same lines).
+        Raises OSError, SourceError."""
+        if self.compile_path is not None:
+            return read_source(self.compile_path, weights=True).text
+        if self.stdin_bytes is not None:
+            return decode(self.stdin_bytes, weights=True).text
+        return self.text or ""
 
 
 def _settings(path: str, opts: JobOptions) -> Settings:
@@ -118,8 +130,11 @@ def run_file(path: str, opts: JobOptions, stdin_data: bytes | None = None) -> Fi
         out.notes.append("read from MLIR bytecode: positions refer to its textual form")
     if source.tail is not None:
         out.resources = source.tail.describe()
-    if path != "-" and (source.is_bytecode or source.tail is not None):
-        out.compile_path = path
+    if source.is_bytecode or source.tail is not None:
+        if path != "-":
+            out.compile_path = path
+        else:
+            out.stdin_bytes = raw
     if opts.fix or opts.diff:
         from .file_fix import fix_file_outcome
 

@@ -241,3 +241,29 @@ def test_hostile_install_inputs_run_nothing(tmp_path):
     r = run_action({"version": HOSTILE[0]}, ws, temp, only=INSTALL)
     assert r.returncode == 2 and "pip could not install" in r.log, r.log
     assert (ws / "x").is_dir() and not list(tmp_path.rglob("pwned"))
+
+
+def test_a_release_given_as_major_minor_is_installed_and_accepted(tmp_path):
+    """`iree-version: "3.13"` passes the input's check, and pip's `==3.13` installs 3.13.0 (PEP 440
+    pads the release with zeros): the action must accept what pip installed, not fail the job."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    r = run_action({"iree-version": "3.13"}, ws, temp, only=INSTALL)
+    assert r.returncode == 0, r.log[-3000:]
+    assert re.search(r"^iree-compile: \S+ \(3\.13\.0", r.log, re.M), r.log[-3000:]
+
+
+def test_a_venv_that_cannot_be_made_is_one_error_line(tmp_path):
+    """RUNNER_TEMP unusable (here a file, not a folder): the install step says so in one
+    `::error::` line and exits 2, no Python traceback in the job's log."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    temp = tmp_path / "runner-temp"
+    temp.write_text("not a folder")
+    r = run_action({}, ws, temp, only=INSTALL)
+    assert r.returncode == 2, r.log
+    assert "Traceback" not in r.log, r.log
+    errors = [a["message"] for a in r.annotations() if a["level"] == "error"]
+    assert len(errors) == 1 and errors[0].startswith(f"could not make a venv in {temp / 'mlir-lsp-action'}: "), r.log

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import mlir_lsp_asserts as mla
-from conftest import REPO, REPRO
+from conftest import MODELS, REPO, REPRO
 
 KINDS = ("path", "pathlike", "text", "bytes", "bytecode", "module", "operation")
 
@@ -158,6 +158,28 @@ def test_a_str_is_a_path_when_such_a_file_exists_else_text_only_when_it_looks_li
     assert mla.check("func.func @f() { return }").findings == ()
     assert mla.check("").findings == ()
     assert mla.fix(REPRO.read_text()).asserts_fixed == 4
+
+
+def test_check_lowers_torch_ir_given_as_bytes_with_its_weights(tmp_path, monkeypatch):
+    """`mla.check(bytes)` of an export with its weights inline finds what `mla.check(path)` finds:
+    the lowering gets the whole text (it got the IR part only: 'refers to 1 resource(s) that the
+    input does not hold', no finding)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    clip = MODELS / "clip_l.torch.mlir"
+    by_path = mla.check(clip)
+    got = mla.check(clip.read_bytes())
+    assert got.notes == (), got.notes
+    assert [(f.code, f.line) for f in got.findings] == [(f.code, f.line) for f in by_path.findings] == [
+        ("MLA004", 210), ("MLA004", 216)]
+
+
+def test_a_path_the_system_cannot_name_is_a_source_error():
+    """A str or Path holding a NUL byte names no file: SourceError naming it, as a missing path
+    is, not the ValueError open() raises ("embedded null byte")."""
+    for src in ("model\0.mlir", "models/x\0y", Path("a\0b.mlir")):
+        for call in (mla.check, mla.fix):
+            with pytest.raises(mla.SourceError, match="embedded null byte"):
+                call(src)
 
 
 def test_importing_the_package_loads_neither_iree_nor_the_api():

@@ -35,6 +35,22 @@ def test_check_reports_the_embedding_lookups_of_clip_l(tmp_path):
     assert measured == found
 
 
+def test_torch_ir_on_stdin_is_lowered_with_its_weights(tmp_path):
+    """`mlir-lsp --check -` (and its what-if) on an export with its weights inline: the lowering gets
+    the whole text, weights in, as a file's does (it got the IR part only, and failed: 'the lowered
+    IR refers to 1 resource(s) that the input does not hold')."""
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    r = run_cli("--check", "--output-format", "json", "-", input=CLIP.read_bytes(), env=env, timeout=600)
+    items = json.loads(r.stdout)
+    assert r.returncode == 1 and NOT_LOWERED not in r.stderr, r.stderr
+    assert [(f["range"]["start"]["line"] + 1, f["code"]) for f in items] == [(210, "MLA004"), (216, "MLA004")]
+    w = run_cli("--check", "--what-if", "--output-format", "json", "-", input=CLIP.read_bytes(), env=env,
+                timeout=900)
+    assert w.returncode == 1 and "not measured" not in w.stderr, w.stderr
+    assert [(f["range"]["start"]["line"] + 1, f["code"]) for f in json.loads(w.stdout)] == [
+        (210, "MLA004"), (216, "MLA004")]
+
+
 @pytest.mark.slow
 @ENCODER_GROUP
 def test_check_on_the_prompt_encoder_finds_what_the_what_if_finds(encoder_cache):

@@ -62,7 +62,7 @@ def check(src: Src, *, lower: bool = True) -> CheckResult:
         from ..dispatch.torch_check import check_lowered  # torch IR: MLA004 by lowering it
 
         def whole():
-            w = read_input(src, weights=True) if inp.kind == "path" or inp.is_bytecode else inp
+            w = read_input(src, weights=True) if inp.kind in ("path", "bytes") or inp.is_bytecode else inp
             return w.text, w.path
         t = check_lowered(inp.text, r.parsed.lines, whole, lower=lower)
     findings = sorted([*r.findings, *(t.findings if t else [])], key=lambda f: (f.span.start, f.code))

@@ -63,6 +63,8 @@ def read_input(src: Src, *, weights: bool) -> Input:
             raise SourceError(f"{path}: {e.strerror or e}") from None
         except SourceError as e:
             raise SourceError(f"{path}: {e}") from None
+        except ValueError as e:  # a NUL byte: no file can have that name
+            raise SourceError(f"{path!r}: {e}") from None
         return Input(s.text, path, "path", None if s.is_bytecode or not weights else path, s.is_bytecode)
     if isinstance(src, str):
         return Input(src, "<text>", "text")

@@ -20,7 +20,7 @@ from ..dispatch.count import DispatchCounter
 from ..dispatch.measured_cost import MEASURED_CODES, Measurement
 from ..dispatch.preview import preview
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
-from ..source import SourceError, read_source
+from ..source import SourceError
 from .dispatch import Spinner, request_of
 
 
@@ -39,12 +39,10 @@ class Measurer:
             if oc.error or not (oc.torch_rule is not None or any(f.code in MEASURED_CODES for f in oc.findings)):
                 continue
             try:
-                text = oc.text
-                if oc.compile_path is not None:
-                    # bytecode, or a file with its weights in a resource section: the text the
-                    # compiler compiles (the weights in; bytecode's debug locations out, so the
-                    # attribution finds its lines); the same lines
-                    text = read_source(oc.compile_path, weights=True).text
+                # bytecode, or a file with its weights in a resource section: the text the compiler
+                # compiles (the weights in; bytecode's debug locations out, so the attribution
+                # finds its lines); the same lines
+                text = oc.compile_text()
                 with Spinner(oc.path, sys.stderr.isatty() and not quiet):
                     pv = preview(self.counter, oc.path, text, self.profile, self.flags, what_if=self.mode,
                                  attribution=True, input_path=oc.text_file)

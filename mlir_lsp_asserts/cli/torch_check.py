@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..source import SourceError, read_source
+from ..source import SourceError
 
 if TYPE_CHECKING:
     from ..dispatch.torch_check import TorchLowering
@@ -40,7 +40,7 @@ class TorchChecker:
 
             lowering = self.lowering()
             try:
-                text = read_source(oc.compile_path, weights=True).text if oc.compile_path else oc.text
+                text = oc.compile_text()
                 with Spinner(oc.path, sys.stderr.isatty() and not quiet and lowering.counter is not None):
                     got = lowering.lower(text, oc.lines, oc.torch_rule, input_path=oc.text_file)
             except (OSError, SourceError) as e:

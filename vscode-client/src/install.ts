@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import { PythonLacking, ResolveEnv, lackingMessage, pipInstallArgs } from "./serverPath";
 import { config } from "./documents";
 import { log, showLog } from "./log";
+import { pythonEnv } from "./pythonRun";
 
 const declined = new Set<string>();
 let offering = false;
@@ -20,7 +21,7 @@ function pip(python: string, args: string[], cwd: string | undefined, token: vsc
   progress: vscode.Progress<{ message?: string }>): Promise<number | null> {
   return new Promise((resolve) => {
     log(`[install] ${python} ${args.join(" ")}`);
-    const child = spawn(python, args, { cwd, env: { ...process.env, PIP_NO_INPUT: "1" } });
+    const child = spawn(python, args, { cwd, env: { ...pythonEnv(), PIP_NO_INPUT: "1" } });
     const onData = (chunk: Buffer): void => {
       for (const line of chunk.toString().split(/\r?\n/).filter((l) => l.trim() !== "")) {
         log(`[install] ${line}`);

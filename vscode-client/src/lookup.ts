@@ -4,12 +4,12 @@
 // package gets the install offer; in Restricted Mode, why the extension waits).
 import * as fs from "node:fs";
 import * as os from "node:os";
-import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import { ResolveEnv, ServerCommand, expandVariables, notFoundMessage, resolveServer, waitingMessage } from "./serverPath";
 import { config } from "./documents";
 import { offerInstall } from "./install";
 import { log, showLog } from "./log";
+import { canImportPackage } from "./pythonRun";
 import { selectedInterpreter } from "./python";
 
 export function resolveEnv(): ResolveEnv {
@@ -28,14 +28,7 @@ export function resolveEnv(): ResolveEnv {
         return false;
       }
     },
-    canImport(python: string): Promise<boolean> {
-      // A child process awaited, not run synchronously: the extension host keeps serving. From
-      // the folder the server runs in (`python -m` imports from there too).
-      return new Promise((resolve) => {
-        execFile(python, ["-c", "import mlir_lsp_asserts"], { timeout: 20000, cwd: workspaceFolder ?? os.homedir() },
-          (err) => resolve(err === null));
-      });
-    },
+    canImport: (python: string): Promise<boolean> => canImportPackage(python, workspaceFolder ?? os.homedir()),
     interpreter: () => selectedInterpreter(folders[0]?.uri),
     venvFolders: folders.filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath),
     trusted: vscode.workspace.isTrusted,

@@ -20,6 +20,7 @@ import { Session } from "./session";
 import { JsonObject, serverSettings } from "./settings";
 import { expandPath, findServer } from "./lookup";
 import { log, output, showLog } from "./log";
+import { pythonEnv } from "./pythonRun";
 
 // The server's word that a count finished (the ones it schedules on open, save and idle too).
 const COUNTED_NOTIFICATION = "mlirLsp/dispatchCounted";
@@ -136,7 +137,7 @@ async function startClient(hooks: ClientHooks, adopt: (c: LanguageClient) => voi
   const serverOptions: ServerOptions = {
     command: server.command,
     args: server.args,
-    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir() },
+    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir(), env: pythonEnv() },
   };
   const policy = new RestartPolicy(config().get<number>("server.maxRestarts", 5));
   const client = new LanguageClient(SECTION, "mlir-lsp", serverOptions, clientOptions(hooks, policy));
