@@ -87,17 +87,21 @@ def offenders(modules, banned: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == b or m.startswith(b + ".") for b in banned))
 
 
-def test_the_server_answers_and_publishes_without_the_counter_the_grammar_or_the_watcher(tmp_path):
-    doc = tmp_path / "model.mlir"
+def serve(folder, dispatch: dict, count: bool = False) -> tuple[set[str], dict | None]:
+    """The real server, run under the probe with the `dispatch` settings: initialize, open the
+    example (its four MLA001 published), ask its count if `count`, shut down, exit. Returns the
+    modules it had loaded at its exit (those of the warm-up's thread left out) and the count's
+    answer."""
+    doc = folder / "model.mlir"
     doc.write_text(REPRO.read_text(encoding="utf-8"), encoding="utf-8")
-    report = tmp_path / "modules.json"
+    report = folder / "modules.json"
     proc = subprocess.Popen([sys.executable, "-c", _PROBE, str(report), "--stdio"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=folder)
+    counted = None
     try:
         c = Pipe(proc)
         init = c.send("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {},
-                                     "initializationOptions": {"mlirLsp": {"dispatch": {"trigger": "manual"}}}},
-                      request=True)
+                                     "initializationOptions": {"mlirLsp": {"dispatch": dispatch}}}, request=True)
         answer = c.until(lambda m: m.get("id") == init and "method" not in m)
         assert answer["result"]["serverInfo"]["name"] == "mlir-lsp"
         c.send("initialized", {})
@@ -107,6 +111,9 @@ def test_the_server_answers_and_publishes_without_the_counter_the_grammar_or_the
         published = c.until(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                             and m["params"]["uri"] == uri and m["params"]["diagnostics"])
         assert [d["code"] for d in published["params"]["diagnostics"]] == ["MLA001"] * 4
+        if count:
+            asked = c.send("mlirLsp/dispatchCount", {"uri": uri}, request=True)
+            counted = c.until(lambda m: m.get("id") == asked and "method" not in m)["result"]
         bye = c.send("shutdown", None, request=True)
         c.until(lambda m: m.get("id") == bye and "method" not in m)
         c.send("exit", None)
@@ -118,7 +125,18 @@ def test_the_server_answers_and_publishes_without_the_counter_the_grammar_or_the
         stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     assert "Traceback" not in stderr, stderr[-3000:]
     got = json.loads(report.read_text(encoding="utf-8"))
-    first_by = got["first_by"]
-    at_start = {m for m in got["modules"] if first_by.get(m) != WARM_UP_THREAD}
-    assert "mlir_lsp_asserts.server.app" in at_start and "pygls" in at_start  # the probe saw the server
-    assert offenders(at_start, NOT_AT_START) == []
+    modules = {m for m in got["modules"] if got["first_by"].get(m) != WARM_UP_THREAD}
+    assert "mlir_lsp_asserts.server.app" in modules and "pygls" in modules  # the probe saw the server
+    return modules, counted
+
+
+def test_the_server_answers_and_publishes_without_the_counter_the_grammar_or_the_watcher(tmp_path):
+    modules, _ = serve(tmp_path, {"trigger": "manual"})
+    assert offenders(modules, NOT_AT_START) == []
+
+
+def test_the_first_count_asked_for_imports_the_counter(tmp_path):
+    """The count's imports, moved into the functions that count, still run when a count is asked."""
+    modules, counted = serve(tmp_path, {"trigger": "manual"}, count=True)
+    assert counted is not None and counted["flow_dispatches"] == 4, counted  # the example's, as the CLI counts
+    assert {"mlir_lsp_asserts.dispatch.count", "mlir_lsp_asserts.dispatch.compiler"} <= modules
