@@ -10,19 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 
-from ..dispatch.baselines import BaselineError, baseline_key, load_baseline
-from ..dispatch.compiler import CompilerError, other_release_message, other_release_syntax
-from ..dispatch.count import DispatchCounter
-from ..dispatch.diff import compare_with_baseline
-from ..dispatch.measured_cost import Measurement
-from ..dispatch.preview import Preview, preview
-from ..dispatch.request import CountRequest, count_request
-from ..dispatch.results import BaselineComparison
-from ..findings import Finding
 from . import guards, workspace_feature
 from .arguments import command_arguments
 from .dispatch_state import Answer, DispatchState
@@ -33,6 +24,14 @@ from .dispatch_views import saved_dispatches as saved_dispatches
 from .open_documents import Stamp
 from .progress import Progress
 from .protocol import Server
+
+if TYPE_CHECKING:  # the counter is imported by the first count, not when the server starts (issue 37)
+    from ..dispatch.count import DispatchCounter
+    from ..dispatch.measured_cost import Measurement
+    from ..dispatch.preview import Preview
+    from ..dispatch.request import CountRequest
+    from ..dispatch.results import BaselineComparison
+    from ..findings import Finding
 
 DISPATCH_REQUEST = "mlirLsp/dispatchCount"
 DISPATCH_COMMAND = "mlirLsp.dispatchCount"
@@ -72,6 +71,8 @@ def count_request_of(ls: Server) -> CountRequest:
     the rule settings carry, with their `profiles`), the compiler, the timeout, the what-if. An
     unknown profile raises ValueError, which the count answers with, as the CLI exits with it.
     (`dispatch.baseline` is compared after the count, found from the workspace: `baseline_result`.)"""
+    from ..dispatch.request import count_request
+
     opts = ls.options.dispatch
     return count_request(ls.settings, compiler=opts.compiler_path, timeout=opts.timeout, what_if=opts.what_if)
 
@@ -119,6 +120,10 @@ def count_document(ls: Server, uri: str, got: OpenText, interactive: bool) -> An
 
 
 def _count(ls: Server, uri: str, got: OpenText, interactive: bool) -> Answer | None:
+    from ..dispatch.compiler import CompilerError
+    from ..dispatch.measured_cost import Measurement
+    from ..dispatch.preview import preview
+
     version, text, path = got.version, got.text, got.path
     state, opts = ls.dispatch, ls.options.dispatch
     progress = Progress(ls, "dispatch", f"iree-compile: counting dispatches ({opts.profile})")
@@ -187,6 +192,8 @@ def _still_open(ls: Server, uri: str, got: OpenText) -> bool:
 def _failed(ls: Server, uri: str, got: OpenText, e: Exception, own: DispatchCounter | None,
             had_diagnostics: bool, interactive: bool) -> Answer:
     """A count that failed: its answer kept for this text, the compiler's errors published."""
+    from ..dispatch.compiler import CompilerError, other_release_message, other_release_syntax
+
     state = ls.dispatch
     errors = e.diagnostics if isinstance(e, CompilerError) else []
     answer = Answer(got.version, error=str(e), compile_errors=errors)
@@ -213,6 +220,10 @@ def baseline_result(ls: Server, path: str, text: str, pv: Preview) -> BaselineCo
     """The preview against `dispatch.baseline` (the file, its count and the difference, the new
     dispatches with their causes, the baseline's dispatches in the document's lines; or an
     `error`)."""
+    from ..dispatch.baselines import BaselineError, baseline_key, load_baseline
+    from ..dispatch.diff import compare_with_baseline
+    from ..dispatch.results import BaselineComparison
+
     opts = ls.options.dispatch
     folders = workspace_feature.roots(ls)
     file = opts.baseline or ""
@@ -350,6 +361,8 @@ def dispatch_ir(ls: Server, uri: str | None) -> dict:
     got = open_text(ls, uri) if uri else None
     if got is None:
         return {"text": "", "path": None, "error": f"document not open: {uri}"}
+    from ..dispatch.compiler import CompilerError
+
     opts = ls.options.dispatch
     counter = None
     try:

@@ -23,20 +23,19 @@ answer's `error`, with the install hint where it applies.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..dispatch.attribution import by_source_line
-from ..dispatch.compiler import CompilerError
-from ..dispatch.graph import GraphBuild, graph_for_text
-from ..graph_viewer import ViewerUnavailable
 from . import guards
 from .arguments import command_arguments
 from .dispatch_feature import DISPATCH_GRAPH_COMMAND, dispatch_flags, open_text
 from .dispatch_graph_state import GraphViewerState
 from .progress import Progress
 from .protocol import Server
+
+if TYPE_CHECKING:  # the graph's code is imported by the first graph asked for (issue 37)
+    from ..dispatch.graph import GraphBuild
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +48,8 @@ def _selected(build: GraphBuild, select: Any, line: Any) -> str | None:
     if isinstance(select, str) and select in nodes:
         return select
     if isinstance(line, int) and not isinstance(line, bool):
+        from ..dispatch.attribution import by_source_line
+
         for name in by_source_line(build.preview.attribution).get(line + 1, []):
             if name in nodes:
                 return name
@@ -64,6 +65,10 @@ def _source_lines(build: GraphBuild) -> dict[str, int]:
 
 
 def show_dispatch_graph(ls: Server, params: Any) -> dict:
+    from ..dispatch.compiler import CompilerError
+    from ..dispatch.graph import graph_for_text
+    from ..graph_viewer import ViewerUnavailable
+
     args = command_arguments(params)
     uri = args.get("uri")
     if not isinstance(uri, str):

@@ -7,10 +7,13 @@ import hashlib
 import shutil
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..dispatch.count import DispatchCounter
-from ..graph_viewer import Viewer, ViewerUnavailable, open_viewer
 from ..processes import temp_folder
+
+if TYPE_CHECKING:  # imported by the first graph asked for, not when the server starts (issue 37)
+    from ..dispatch.count import DispatchCounter
+    from ..graph_viewer import Viewer
 
 
 class GraphViewerState:
@@ -26,6 +29,8 @@ class GraphViewerState:
 
     def graph_file(self, uri: str) -> Path:
         """The graph JSON of one document, in the server's temporary folder."""
+        from ..graph_viewer import ViewerUnavailable
+
         with self.lock:
             if self.stopped:
                 raise ViewerUnavailable("the server is shutting down")
@@ -39,6 +44,8 @@ class GraphViewerState:
         """The URL of `graph` (`select` selected in the graph `graph_id`, the layers `expand`
         open) on the server's viewer, started on the first call (and again if it died): one
         Model Explorer serves every graph file, read on each page load."""
+        from ..graph_viewer import ViewerUnavailable, open_viewer
+
         with self.starting:
             with self.lock:
                 if self.stopped:

@@ -6,14 +6,17 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..dispatch.compiler import Compiler, find_compiler
-from ..dispatch.count import DispatchCounter
-from ..dispatch.measured_cost import Measurement
-from ..dispatch.preview import Preview
-from ..dispatch.results import BaselineComparison
 from .open_documents import Stamp
 from .options import DispatchOptions
+
+if TYPE_CHECKING:  # the counter is imported by the first count, not when the server starts (issue 37)
+    from ..dispatch.compiler import Compiler
+    from ..dispatch.count import DispatchCounter
+    from ..dispatch.measured_cost import Measurement
+    from ..dispatch.preview import Preview
+    from ..dispatch.results import BaselineComparison
 
 
 @dataclass
@@ -115,6 +118,9 @@ class DispatchState:
         the cache of the one counter made for the configured compiler (`compiler`: already found,
         by the count request)."""
         if self.counter is None:
+            from ..dispatch.compiler import find_compiler
+            from ..dispatch.count import DispatchCounter
+
             self.counter = DispatchCounter(compiler or find_compiler(opts.compiler_path), timeout=opts.timeout)
         own = self.counter.sibling()
         own.timeout = opts.timeout

@@ -4,19 +4,20 @@ server keeps; nothing here compiles."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from ..dispatch.attribution import by_source_line
-from ..dispatch.compiler import other_release_syntax
-from ..dispatch.diff import causes_text
-from ..dispatch.preview import Preview
-from ..dispatch.results import BaselineComparison, Dispatch
 from ..rules import doc_url
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from ..syntax.tokens import symbol_after
 from .dispatch_state import Answer, DispatchState
 from .open_documents import Stamp
 from .protocol import Server
+
+if TYPE_CHECKING:  # the dispatch code is imported by the first count (issue 37): a view shows a count's answer
+    from ..dispatch.preview import Preview
+    from ..dispatch.results import BaselineComparison, Dispatch
 
 OLDER_SYNTAX = "older IREE syntax"  # what the status bar and lens say when the compiler cannot read a file
 
@@ -68,6 +69,8 @@ def attribution_lenses(text: str, pv: Preview, baseline: BaselineComparison | No
                         f"dispatch {d.name} exists only because of cf.assert: gone with the asserts removed"))
     for e in (baseline.new if baseline is not None else None) or []:
         if e.location:
+            from ..dispatch.diff import causes_text
+
             out.append((e.location.line - 1, f"new vs baseline: dispatch {e.name}: {causes_text(e)}"))
     return out
 
@@ -102,6 +105,8 @@ def count_diagnostics(ls: Server, uri: str, stamp: Stamp) -> list[types.Diagnost
 def syntax_diagnostic(answer: Answer) -> types.Diagnostic:
     """One note, at information severity, that the compiler cannot read the file's syntax (as the
     parser diagnostics say it), instead of the compiler's error."""
+    from ..dispatch.compiler import other_release_syntax
+
     e = other_release_syntax(answer.compile_errors) or {"line": 1, "column": 1}
     line, col = max((e["line"] or 1) - 1, 0), max((e["column"] or 1) - 1, 0)
     return types.Diagnostic(range=types.Range(types.Position(line, col), types.Position(line, col + 1)),
@@ -135,6 +140,8 @@ def hover_lines(state: DispatchState, uri: str, stamp: Stamp, line: int) -> list
     pv = _preview(state, uri, stamp)
     if pv is None or not pv.attribution:
         return []
+    from ..dispatch.attribution import by_source_line
+
     names = by_source_line(pv.attribution).get(line + 1, [])
     if not names:
         return []

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..dispatch.compiler import OTHER_RELEASE_SYNTAX
-from ..fixes.verify import parse_context
 from ..processes import death_signal, signal_name
 from .protocol import Server
 
@@ -36,6 +34,9 @@ LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
 
 def real_diagnostics(text: str) -> list[types.Diagnostic]:
     from iree.compiler import ir
+
+    from ..dispatch.compiler import OTHER_RELEASE_SYNTAX  # the child's imports, not the server's (issue 37)
+    from ..fixes.verify import parse_context
 
     try:
         ir.Module.parse(text, parse_context())

@@ -5,6 +5,7 @@ until that piece changes or moves), then each other source's (the real parser, t
 
 from __future__ import annotations
 
+import functools
 import json
 
 from lsprotocol import types
@@ -14,8 +15,14 @@ from . import dispatch_feature
 from .convert import diagnostic_json, plain_diagnostic
 from .open_documents import OpenDocument
 
-# LSP objects <-> JSON, as pygls converts them (it offers no public handle on its own)
-CONVERTER = default_converter()
+
+@functools.cache
+def converter():
+    """LSP objects <-> JSON, as pygls converts them (it offers no public handle on its own); built
+    on first use (issue 37): neither `initialize` nor a publish of the checker's findings needs it."""
+    return default_converter()
+
+
 # A publish lists at most this many findings, then one summary (like other linters' caps).
 MAX_PUBLISHED = 2000
 
@@ -26,7 +33,7 @@ def all_diagnostics(ls, uri: str) -> tuple[int | None, list[types.Diagnostic]]:
     if doc is None:
         return None, []
     params = json.loads(publish_json(ls, doc))
-    conv = CONVERTER
+    conv = converter()
     return doc.version, [conv.structure(d, types.Diagnostic) for d in params["diagnostics"]]
 
 def _other_diagnostics(ls, doc: OpenDocument) -> list[types.Diagnostic]:
@@ -38,10 +45,9 @@ def publish_json(ls, doc: OpenDocument) -> str:
     """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
     it starts at, so an edit re-renders only the pieces it changed or moved."""
     live = doc.live
-    conv = CONVERTER
-    parts = [json.dumps(conv.unstructure(plain_diagnostic(doc.error)))] if doc.error else []
+    parts = [json.dumps(converter().unstructure(plain_diagnostic(doc.error)))] if doc.error else []
     if problem := doc.tail_problem():
-        parts.append(json.dumps(conv.unstructure(plain_diagnostic(problem[1], types.DiagnosticSeverity.Error,
+        parts.append(json.dumps(converter().unstructure(plain_diagnostic(problem[1], types.DiagnosticSeverity.Error,
                                                                   line=problem[0]))))
     shown = 0
     measured = dispatch_feature.measurement(ls.dispatch, doc.uri, doc.stamp)
@@ -57,9 +63,9 @@ def publish_json(ls, doc: OpenDocument) -> str:
         parts.append(rendered)
         shown += count
         if shown >= MAX_PUBLISHED and live.finding_count() > shown:
-            parts.append(json.dumps(conv.unstructure(not_shown(live.finding_count() - shown, line0))))
+            parts.append(json.dumps(converter().unstructure(not_shown(live.finding_count() - shown, line0))))
             break
-    parts.extend(json.dumps(conv.unstructure(d)) for d in _other_diagnostics(ls, doc))
+    parts.extend(json.dumps(converter().unstructure(d)) for d in _other_diagnostics(ls, doc))
     version = "null" if doc.version is None else str(int(doc.version))
     diagnostics = ", ".join(x for x in parts if x)
     return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{diagnostics}]}}'

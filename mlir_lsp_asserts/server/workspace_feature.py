@@ -24,14 +24,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import multiprocessing
 import os
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -46,6 +44,9 @@ from .convert import diagnostic_json
 from .guards import outside_workspace, roots
 from .open_documents import uri_path
 from .progress import Progress
+
+if TYPE_CHECKING:  # the scan's process pool is imported by its first file, not at start (issue 37)
+    from concurrent.futures import ProcessPoolExecutor
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.3
@@ -74,6 +75,10 @@ class ScanWorker:
     def check(self, path: str, editor: Settings, max_ir_bytes: int) -> list[dict] | None:
         """The diagnostics (LSP JSON) of a file on disk; None when it cannot be read (it is gone,
         unreadable, too big) or the worker was stopped."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         with self.lock:
             if self.closed:
                 return None
