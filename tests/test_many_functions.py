@@ -114,6 +114,9 @@ def test_findings_follow_every_edit_across_blocks(monkeypatch):
             i = doc.piece_at_line(line)
             first = sum(p.newlines for p in doc.pieces[:i])
             assert first <= line < first + max(1, doc.pieces[i].newlines) or line == ed.text.count("\n")
+    # the outlines a whole read leaves for later (finish_reading) were given before the first edit
+    assert [(s.symbol, s.range[0][0]) for s in doc.symbols() if s.full_name == "func.func"] == [
+        (line.split("@")[1].split("(")[0], n) for n, line in enumerate(ed.text.split("\n")) if "func.func @" in line]
 
 
 # -- the server over stdio ---------------------------------------------------------------------

@@ -90,6 +90,7 @@ class LiveText:
     def rebuild(self, text: str, exact: bool = False) -> None:
         """Read the whole text into pieces (see `PieceMaker.pieces_of` for `exact`)."""
         self.rebuilds += 1
+        self.maker.outlines_due = None
         self._text = text
         self._parsed_cache.clear()
         self.pieces, self.exact = self.maker.pieces_of(text, exact, self.min_piece_chars)
@@ -102,6 +103,7 @@ class LiveText:
         pieces checked again. Positions past the end are clamped, like editors do."""
         if version is not None:
             self.version = version
+        self.finish_reading()
         if rng is None:
             self.rebuild(new_text)
             return list(range(len(self.pieces)))
@@ -127,6 +129,14 @@ class LiveText:
             k += shift if k >= edit.stop else 0
             self._found.set(k, self._line0[k], _found_in(self.pieces[k]))
         return list(range(edit.start, edit.start + len(edit.pieces)))
+
+    def finish_reading(self) -> None:
+        """What a whole read leaves for later, since no diagnostic needs it: the pieces'
+        outlines, from the read's tree (then freed). Done by the first request or edit, or by
+        the server right after its first publish."""
+        due, self.maker.outlines_due = self.maker.outlines_due, None
+        if due is not None:
+            due()
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -200,6 +210,7 @@ class LiveText:
 
     def outline(self):
         """(piece index, Outline) of every top-level op, in order."""
+        self.finish_reading()
         for i, p in enumerate(self.pieces):
             if p.outline is None:
                 p.outline = outline_of(self.result_of(i) if p.result is None else p.result)
