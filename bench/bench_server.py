@@ -2,7 +2,7 @@
 iree-opt's batch parse of the same file and, on the spread shape, with upstream mlir-lsp-server
 (Debian's mlir-22-tools). Figures only; no timed assertion.
 
-    .venv/bin/python bench/bench_server.py [--only model,spread,inline,workspace] [--runs 3]
+    .venv/bin/python bench/bench_server.py [--only model,spread,inline,workspace,small] [--runs 3]
         [--edits 50] [--memory-edits 1000] [--upstream PATH] [--no-upstream] [--scan-timeout 300]
 
 Sections (`--only` runs some of them; the files are bench_check.py's, cached in bench/out/):
@@ -25,6 +25,10 @@ Sections (`--only` runs some of them; the files are bench_check.py's, cached in 
   typing pace while the scan runs (p95 < 20 ms), and whether the scan published diagnostics for
   every big file (each awaited until the scan's `$/progress` ends or `--scan-timeout`), with the
   servers' peak RSS and their child processes' (the scan's worker, the parser check).
+- small: ~50 MB of ~85,000 small functions (issue 37; bench_startup.py's file, one piece each):
+  open -> first diagnostics against our `--check` of the file (target <= 1.2x) and the native
+  iree-opt's parse (<= 0.5x), paired in each run; an edit next to an assert (commenting a
+  `cf.assert` out, then in) p95 <= 8 ms, and the server's CPU per edit.
 Open and edit times run from the first byte of the message written to the first
 `publishDiagnostics` for it (of that version). Fairness: every `didOpen` (and each of upstream's
 full-text `didChange`s) is serialized to JSON before the clock starts, on all shapes: the
@@ -70,7 +74,7 @@ from lsp_bench import (  # noqa: E402
 
 ROOT = HERE.parent
 MLIR_LSP = bench_check.MLIR_LSP
-SECTIONS = ("model", "spread", "inline", "workspace")
+SECTIONS = ("model", "spread", "inline", "workspace", "small")
 # Stands for a JSON value encoded ahead of the clock (`encoded`).
 ENCODER = bench_check.ENCODER
 UPSTREAM_OPT = "/usr/lib/llvm-22/bin/mlir-opt"
@@ -87,9 +91,11 @@ def session(argv: list[str], uri: str, text: str, assert_line: int, edits: int, 
     toggle = AssertToggle(c, uri, assert_line, text if full else None)
     opened, first = open_timed(c, uri, text)
     cpu0 = cpu_s(c.proc.pid)
-    out = {"open": opened, "findings": mla001(first), "full_sync": full,
-           "edits": [toggle.toggle() for _ in range(edits)]}
+    out = {"open": opened, "findings": mla001(first), "full_sync": full, "edits": [toggle.toggle()]}
+    cpu1 = cpu_s(c.proc.pid)  # the first edit also waits for what the open left for after its publish
+    out["edits"] += [toggle.toggle() for _ in range(edits - 1)]
     out["cpu_per_edit"] = (cpu_s(c.proc.pid) - cpu0) / max(1, edits)
+    out["cpu_per_later_edit"] = (cpu_s(c.proc.pid) - cpu1) / max(1, edits - 1)
     if toggle.commented:
         toggle.toggle()
     if memory_edits:
@@ -345,6 +351,45 @@ def inline_section(args) -> None:
           f"[target < 2.5x: {verdict(peak < 2.5 * size)}]")
 
 
+def small_section(args) -> None:
+    """Many small functions: each run times the native iree-opt's parse, our --check and the
+    server (open, then edits) one after the other, so a change of the machine's load hits all."""
+    from bench_startup import native_iree_opt
+
+    path, asserts = bench_check.generated("small_functions_50mb", generate.generate_small_functions, 50_000_000)
+    text = path.read_text()
+    lines = text.split("\n")
+    assert_line = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].lstrip().startswith("cf.assert"))
+    print(f"\n== many small functions: {path.relative_to(ROOT)}, {len(text) / 1e6:.1f} MB, "
+          f"{text.count('func.func @'):,} functions, {asserts} asserts; edit: comment line {assert_line + 1} "
+          f"(a cf.assert) out and in ({bench_check.load()})")
+    opt = native_iree_opt()
+    parses, checks, res = [], [], []
+    for _ in range(args.runs):
+        parses.append(bench_check.run_measured([opt, str(path), "-o", os.devnull]).seconds)
+        checks.append(bench_check.run_measured([*MLIR_LSP, "--check", "--output-format", "json", str(path)]).seconds)
+        res.append(session(MLIR_LSP, path.resolve().as_uri(), text, assert_line, args.edits))
+    opens = [r["open"] for r in res]
+    found = {r["findings"] for r in res}
+    to_check = statistics.median(o / c for o, c in zip(opens, checks, strict=True))
+    to_parse = statistics.median(o / p for o, p in zip(opens, parses, strict=True))
+    print(f"iree-opt (native) parse median {statistics.median(parses):.2f} s, mlir-lsp --check median "
+          f"{statistics.median(checks):.2f} s ({statistics.median(checks) / statistics.median(parses):.2f}x)")
+    print(f"mlir-lsp: open -> diagnostics median {statistics.median(opens):.2f} s (runs: "
+          f"{', '.join(f'{x:.2f}' for x in opens)}), MLA001 {'/'.join(map(str, sorted(found)))} "
+          f"[expected {asserts}: {verdict(found == {asserts})}]; paired: {to_check:.2f}x our --check "
+          f"[target <= 1.2x: {verdict(to_check <= 1.2)}], {to_parse:.2f}x iree-opt's parse "
+          f"[target <= 0.5x: {verdict(to_parse <= 0.5)}]")
+    firsts = [r["edits"][0] for r in res]
+    print(f"mlir-lsp: the first edit, sent on the open's publish (it waits for the outlines and the collection "
+          f"the open leaves for after its publish): {', '.join(f'{x * 1000:.0f}' for x in firsts)} ms")
+    edits = [e for r in res for e in r["edits"][1:]]
+    cpu = statistics.median(r["cpu_per_later_edit"] for r in res) * 1000
+    print(f"mlir-lsp: later edits next to an assert -> diagnostics median {statistics.median(edits) * 1000:.1f} ms, "
+          f"p95 {p95(edits) * 1000:.1f} ms, max {max(edits) * 1000:.1f} ms over {len(edits)} edits; server CPU "
+          f"{cpu:.1f} ms an edit [target p95 <= 8 ms: {verdict(p95(edits) <= 0.008)}]")
+
+
 def main() -> int:
     # The client keeps every message it got; its own full collections (60-180 ms once a few
     # hundred publishes of 500 diagnostics are kept) would be timed as the server's latency.
@@ -367,7 +412,7 @@ def main() -> int:
                     help="workspace: seconds between two edits (a typing pace) while the scan runs")
     args = ap.parse_args()
     sections = {"model": model_section, "spread": spread_section, "inline": inline_section,
-                "workspace": workspace_section}
+                "workspace": workspace_section, "small": small_section}
     for name in args.only:
         sections[name](args)
         print(f"  ({bench_check.load()} at the end)")

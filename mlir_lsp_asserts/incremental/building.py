@@ -8,7 +8,9 @@ are here too, so that a piece is always checked the same way, whoever made it.
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Callable
 
 from ..checker import CheckResult, check_text
 from ..config import Settings
@@ -44,6 +46,9 @@ class PieceMaker:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        # The outlines of the last whole read's pieces, to be given once no diagnostic waits
+        # (`outlines_due`): a tenth of a read of many small functions.
+        self.outlines_due: Callable[[], None] | None = None
 
     # -- a whole text -------------------------------------------------------------------------
     def pieces_of(self, text: str, exact: bool, min_piece_chars: int) -> tuple[list[Piece], bool]:
@@ -62,28 +67,36 @@ class PieceMaker:
         return self._split_units(text, parsed, bounds, spots, exact)
 
     def _split_units(self, text: str, parsed, bounds, spots, exact: bool) -> tuple[list[Piece], bool]:
-        units: dict[int, Op] = {}
+        # The first op at each line start, where it may be a big function (`_split_big`).
+        big: dict[int, Op] = {}
+        last = -1
         for _chunk, op in parsed.units():
-            units.setdefault(text.rfind("\n", 0, op.start) + 1, op)
-        pieces = []
+            if op.end - op.start > statements.BIG_BLOCK_CHARS:
+                ls = text.rfind("\n", 0, op.start) + 1
+                if last < ls:  # no op before it on its line
+                    big[ls] = op
+            last = op.start
+        pieces: list[Piece] = []
+        count, k, n = text.count, 0, len(spots)  # spots[k]: the first spot not before the piece
         for s, e, sa in bounds:
-            op = units.get(s) if sa else None
+            while k < n and spots[k] < s:
+                k += 1
+            op = big.get(s) if sa else None
             split = self._split_big(text, s, e, op, spots) if op is not None else None
             if split is not None:
                 pieces.extend(split)
                 exact = True
                 continue
-            p = view_piece(text, s, e, sa)
-            if holds(spots, s, e):
+            # view_piece's piece, made here: 85,000 of them in 50 MB of small functions
+            p = Piece(None, count("\n", s, e), sa, "unit" if sa else "glue", _base=text, _start=s, _end=e)
+            if k < n and spots[k] < e:
                 self.check_if_needed(p)
             else:
                 p.clean = True  # the whole read found nothing there
             pieces.append(p)
         if len(pieces) > 1:
-            starts = [0]
-            for p in pieces[:-1]:
-                starts.append(starts[-1] + p.size)
-            outline_pieces(parsed, pieces, starts)
+            starts = [0, *itertools.accumulate(p.size for p in pieces[:-1])]
+            self.outlines_due = functools.partial(outline_pieces, parsed, pieces, starts)
         return pieces, exact
 
     def _split_big(self, text: str, s: int, e: int, op: Op, spots: list[int]) -> list[Piece] | None:

@@ -55,6 +55,7 @@ class Splicer:
 
     def __init__(self, pieces: list[Piece], exact: bool, maker: PieceMaker, min_piece_chars: int):
         self.pieces, self.exact, self.maker, self.min_piece_chars = pieces, exact, maker, min_piece_chars
+        self.rechecked: list[int] = []  # pieces outside the splice that were checked again
 
     def splice(self, start: tuple[int, int], end: tuple[int, int], new_text: str) -> Splice | Reread:
         """The text from `start` to `end` (each a piece index and an offset in that piece, in
@@ -197,9 +198,10 @@ class Splicer:
         piece.clean = True
         piece.outline = [outline_entry(merged, op)]
         if renamed:
-            for p in self.pieces:
+            for k, p in enumerate(self.pieces):
                 if p.unit is unit and p.kind == "body" and p.contains("cf.assert"):
                     self.maker.check_body(p)
+                    self.rechecked.append(k)
         return [piece]
 
     def _resplit(self, piece: Piece) -> list[Piece] | None:

@@ -9,6 +9,7 @@ across its pieces (big_function.py), given the document's pieces and their first
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..checker import CheckResult
@@ -72,7 +73,7 @@ def piece_range(p: Piece, first_line: int, start: int, end: int) -> Range:
     return (s[0] + first_line, s[1]), (e[0] + first_line, e[1])
 
 
-def definition_elsewhere(pieces: list[Piece], line0: list[int], i: int, name: str) -> Elsewhere | None:
+def definition_elsewhere(pieces: list[Piece], line0: Sequence[int], i: int, name: str) -> Elsewhere | None:
     """Where `%name`, used in body piece i of a big function, is defined in another of its pieces
     (`line0`: each piece's first line)."""
     where = value_definition_elsewhere(pieces, i, name)
@@ -85,7 +86,7 @@ def definition_elsewhere(pieces: list[Piece], line0: list[int], i: int, name: st
     return Elsewhere(piece_range(pieces[j], line0[j], at, at + 1 + len(name)), line_text)
 
 
-def uses_elsewhere(pieces: list[Piece], line0: list[int], i: int, name: str) -> list[Range]:
+def uses_elsewhere(pieces: list[Piece], line0: Sequence[int], i: int, name: str) -> list[Range]:
     """Every `%name` of the big function of piece i outside that piece."""
     return [piece_range(pieces[j], line0[j], at, at + 1 + len(name))
             for j, at in value_uses_elsewhere(pieces, i, name)]
@@ -98,7 +99,7 @@ class Place(FindingGroup):
 
     __slots__ = ("at", "_pieces", "_line0", "_settings")
 
-    def __init__(self, pieces: list[Piece], line0: list[int], settings: Settings, piece: int, offset: int,
+    def __init__(self, pieces: list[Piece], line0: Sequence[int], settings: Settings, piece: int, offset: int,
                  result: CheckResult):
         super().__init__(piece, result, line0[piece], result.parsed.lines)
         self.at = offset

@@ -62,9 +62,9 @@ class Piece:
     clean: bool = False
     outline: list[Outline] | None = None  # top-level ops, computed on first request
     fixes_ready: bool = False  # fixes are attached on first request (code action, hover)
-    # A front end's cache of its rendering of the findings, with what it was made for (the first
-    # line, and whatever else the front end's rendering depends on).
-    rendered: tuple[object, str] | None = None
+    # A front end's cache of its rendering of the findings: (the first line and whatever else it
+    # depends on, which it was made for; the rendering; how many findings it shows).
+    rendered: tuple[int, object, str, int] | None = None
     _lines: LineIndex | None = None
     _base: str = ""  # the text the piece is a span of (none for a piece with its own text)
     _start: int = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ if TYPE_CHECKING:  # the rules' metadata (--explain) needs no reader
 DOCS_DIR = Path(__file__).resolve().parent / "docs"
 
 
+@functools.cache  # a finding each: a path made into a URI costs more than the rest of a small check
 def doc_url(code: str, base: str | None = None) -> str:
     """Link to a rule's page: under `base` (setting docsBaseUrl / docs-base-url) when given,
     else a file:// URI of the page installed with the package."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -25,6 +26,7 @@ def converter():
 
 # A publish lists at most this many findings, then one summary (like other linters' caps).
 MAX_PUBLISHED = 2000
+POSITION_LINE = re.compile(r'\{"line": (\d+)')
 
 
 def all_diagnostics(ls, uri: str) -> tuple[int | None, list[types.Diagnostic]]:
@@ -59,7 +61,8 @@ def publish_json(ls, doc: OpenDocument) -> str:
             findings = measured.annotate(findings, line0, lower)
         return ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0)) for f in findings)
 
-    for rendered, count, line0 in live.rendered_findings(render, tag):
+    # Unmeasured findings move with their lines (a measurement is matched by line: rendered again).
+    for rendered, count, line0 in live.rendered_findings(render, tag, moved if measured is None else None):
         parts.append(rendered)
         shown += count
         if shown >= MAX_PUBLISHED and live.finding_count() > shown:
@@ -69,6 +72,12 @@ def publish_json(ls, doc: OpenDocument) -> str:
     version = "null" if doc.version is None else str(int(doc.version))
     diagnostics = ", ".join(x for x in parts if x)
     return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{diagnostics}]}}'
+
+def moved(rendered: str, lines: int) -> str:
+    """Diagnostics rendered by `diagnostic_json`, `lines` lines further down. Every position is a
+    `{"line": N, ...}` object, and `{"` never occurs inside a JSON string (its `"` is escaped)."""
+    return POSITION_LINE.sub(lambda m: f'{{"line": {int(m.group(1)) + lines}', rendered)
+
 
 def not_shown(count: int, line: int) -> types.Diagnostic:
     """The one diagnostic that stands for the findings past `MAX_PUBLISHED`."""

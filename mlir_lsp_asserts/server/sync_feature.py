@@ -29,9 +29,12 @@ def did_open(ls, params: types.DidOpenTextDocumentParams):
     td = params.text_document
     with ls.lock:
         ls.documents[td.uri] = doc = OpenDocument(td.uri, td.version, td.text, file_settings.for_uri(ls, td.uri))
-    _settle(doc, 0)
     workspace_feature.opened(ls, td.uri)
     ls.publish(td.uri)
+    # the diagnostics are out: now the read's leftovers (the outlines), then its garbage
+    with ls.lock:
+        doc.live.finish_reading()
+    _settle(doc, 0)
     dispatch_feature.schedule(ls, td.uri, "open")
     ls.parser_diagnostics.schedule(ls, td.uri)
 
@@ -55,8 +58,8 @@ def did_change(ls, params: types.DidChangeTextDocumentParams):
         doc.change(params.content_changes, params.text_document.version)
     if shifts is not None:  # the real parser's last findings follow the lines they are on
         ls.parser_diagnostics.shift(uri, shifts, doc.stamp)
-    _settle(doc, before)
     ls.publish(uri)
+    _settle(doc, before)
     dispatch_feature.schedule(ls, uri, "change")
     ls.parser_diagnostics.schedule(ls, uri)
 
