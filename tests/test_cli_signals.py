@@ -42,6 +42,48 @@ def _wait(pred, seconds: float) -> bool:
     return pred()
 
 
+def _count_of_the_encoder(env, ignored: tuple[int, ...] = ()) -> subprocess.Popen:
+    """`mlir-lsp --dispatch-count --what-if` of the encoder, the signals as a terminal's command
+    has them (a test runner started in the background has SIGINT ignored, and its children
+    inherit that), but for `ignored`, as `nohup` does."""
+
+    def dispositions() -> None:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN if s in ignored else signal.SIG_DFL)
+
+    return subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--dispatch-count", "--what-if", "--no-cache",
+                             str(ENCODER)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=dispositions)
+
+
+def _wait_for_both_compiles(proc: subprocess.Popen, tmp: Path) -> None:
+    # mid-count: both compiles (the count and the what-if's) running, their folders made
+    started = _wait(lambda: len(list(tmp.glob("mlir-lsp-*"))) >= 2 and len(_processes_under(tmp)) >= 2, 120)
+    assert started and proc.poll() is None, "the count ended before it could be stopped"
+
+
+@pytest.mark.slow
+def test_a_sighup_ignored_by_nohup_stays_ignored(tmp_path):
+    """`nohup mlir-lsp --dispatch-count ...`: the hang-up the user asked to ignore does not stop
+    the count (SIGTERM still does)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = _count_of_the_encoder(env, ignored=(signal.SIGHUP,))
+    try:
+        _wait_for_both_compiles(proc, tmp)
+        proc.send_signal(signal.SIGHUP)
+        assert not _wait(lambda: proc.poll() is not None, 2.0), "SIGHUP stopped a count started under nohup"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143 and err.decode().strip().splitlines()[-1] == "mlir-lsp: stopped (SIGTERM)"
+    assert list(tmp.glob("mlir-lsp*")) == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_mid_count_stops_the_compiles_and_removes_the_folders(tmp_path, sig):
@@ -49,12 +91,9 @@ def test_a_signal_mid_count_stops_the_compiles_and_removes_the_folders(tmp_path,
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp), XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("CI", None)
-    proc = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--dispatch-count", "--what-if", "--no-cache",
-                             str(ENCODER)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _count_of_the_encoder(env)
     try:
-        # mid-count: both compiles (the count and the what-if's) running, their folders made
-        started = _wait(lambda: len(list(tmp.glob("mlir-lsp-*"))) >= 2 and len(_processes_under(tmp)) >= 2, 120)
-        assert started and proc.poll() is None, "the count ended before it could be stopped"
+        _wait_for_both_compiles(proc, tmp)
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:

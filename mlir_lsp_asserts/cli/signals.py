@@ -42,7 +42,9 @@ def run_stoppable(run: Callable[[], int]) -> int:
     code 128 + the signal's number, after `run`'s own clean-up (its `except KeyboardInterrupt`
     and `finally` blocks) has stopped the compiles and removed the temporary folders."""
     _State.received = None
-    old = {s: signal.signal(s, _handler) for s in HANDLED}
+    # A signal ignored when we started stays ignored (`nohup mlir-lsp ...` ignores SIGHUP, a
+    # shell's background job SIGINT: Python keeps that too): the caller asked for it.
+    old = {s: signal.signal(s, _handler) for s in HANDLED if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         code = run()
     except KeyboardInterrupt:  # SIGINT, or a signal that reached a path with no handler of its own

@@ -529,6 +529,9 @@ async function findServerScenario() {
     await waiting.waitFor({ timeout: 90000 });
     seen.waitingNotice = await words(waiting);
     seen.markersUntrusted = cfg.markers.filter((m) => fs.existsSync(m));
+    // The output channel's file is written after the notification shows (CI: read empty once).
+    const said = () => lookup().some((l) => l.includes("not run in Restricted Mode"));
+    for (const t = Date.now(); Date.now() - t < 30000 && !said(); await page.waitForTimeout(250));
     seen.logUntrusted = lookup();
     await shot(page, "1-restricted-mode-waits");
     await trustFolder(banner);
