@@ -9,10 +9,13 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP)
 
 # Re-installs only when pyproject.toml changed (the package itself is editable).
+# Each big install is tried once more without pip's cache when it fails (a CI run once got a
+# wheel whose bytes did not match PyPI's hash; the same install worked a minute later).
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,graph,export,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[test,graph,export,docs]' \
+	  || $(BIN)/python -m pip install --quiet --no-cache-dir -e '.[test,graph,export,docs]'
 	@touch $(STAMP)
 
 # Exit code 1 means "findings" / "would change" here, which is what the demo shows.
@@ -56,8 +59,10 @@ compat-venvs: $(COMPAT_STAMPS)
 
 .venv-compat-%/.installed: pyproject.toml
 	@test -x .venv-compat-$*/bin/python || $(PYTHON) -m venv .venv-compat-$*
-	.venv-compat-$*/bin/python -m pip install --quiet "iree-base-compiler==$*"
-	.venv-compat-$*/bin/python -m pip install --quiet -e . $(COMPAT_TEST_DEPS)
+	.venv-compat-$*/bin/python -m pip install --quiet "iree-base-compiler==$*" \
+	  || .venv-compat-$*/bin/python -m pip install --quiet --no-cache-dir "iree-base-compiler==$*"
+	.venv-compat-$*/bin/python -m pip install --quiet -e . $(COMPAT_TEST_DEPS) \
+	  || .venv-compat-$*/bin/python -m pip install --quiet --no-cache-dir -e . $(COMPAT_TEST_DEPS)
 	@# the release's own runtime, where pip has it: the fixed torch export is run and compared with torch's outputs
 	.venv-compat-$*/bin/python -m pip install --quiet "iree-base-runtime==$*" \
 	  || echo "note: no iree-base-runtime $* for this Python: tests/compat's runtime cases skip"
