@@ -36,6 +36,8 @@ MAX_SYNTAX_ISSUES = 100
 
 @dataclass
 class CheckResult:
+    """One text's check: its structure as read, the findings, how many a suppression comment silenced."""
+
     parsed: ParsedText
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0

@@ -9,6 +9,7 @@ Command-line flags override it.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,6 +27,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
+    """The rule and compile settings of a file: the defaults, a config file's, the command line's, the editor's."""
+
     select: frozenset[str] = field(default_factory=lambda: frozenset(r.code for r in RULES))
     """Rule codes that are reported (default: all)."""
     ignore: frozenset[str] = frozenset()
@@ -246,6 +249,13 @@ def find_config_file(start: Path) -> Path | None:
     return None
 
 
+# Where a pyproject.toml can name our table: `[tool.mlir-lsp]` or a dotted `tool.mlir-lsp.KEY`
+# (spaces and quotes allowed), or inside a `[tool]` table or a `tool = {...}` inline table. A
+# pyproject that names `mlir-lsp` elsewhere only (a script, a dependency) is not read as TOML.
+_MAYBE_OUR_TABLE = re.compile(r"""\btool["']?\s*\.\s*["']?mlir-lsp\b"""  # [tool.mlir-lsp], tool."mlir-lsp".ignore
+                              r"""|^\s*\[\s*["']?tool["']?\s*\]|^\s*["']?tool["']?\s*=""", re.M)  # [tool], tool = {
+
+
 def _has_tool_table(py: Path) -> bool:
     """Does this pyproject.toml have a `[tool.mlir-lsp]` table? Read again when the file changes
     (size or mtime): a server lives through edits to it."""
@@ -262,8 +272,8 @@ def _has_tool_table_as_of(py: Path, _mtime_ns: int, _size: int) -> bool:
         text = py.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    if "mlir-lsp" not in text and "\\u" not in text and "\\U" not in text:
-        return False  # no key can be `mlir-lsp` (bar an escaped one): no TOML reader to load
+    if "\\u" not in text and "\\U" not in text and (text.find("mlir-lsp") < 0 or not _MAYBE_OUR_TABLE.search(text)):
+        return False  # no `tool.mlir-lsp` key can be written there (bar an escaped one): no TOML reader to load
     import tomllib
 
     try:

@@ -20,6 +20,8 @@ from .syntax.asserts import is_torch_input
 
 @dataclass
 class JobOptions:
+    """What a file's job does beyond the check (fix, diff), and where its settings come from."""
+
     settings_override: dict | None = None  # CLI flags over the config file
     config_file: str | None = None
     fix: bool = False
@@ -34,6 +36,8 @@ class JobOptions:
 
 @dataclass
 class FileOutcome:
+    """One file's check (and fix): its findings, text and notes, or the error that stopped it."""
+
     path: str
     findings: list[Finding] = field(default_factory=list)
     text: str | None = None

@@ -7,7 +7,6 @@ import errno
 import fnmatch
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -155,6 +154,8 @@ def _write_atomic(target: Path, data: bytes | Callable[[BinaryIO], None],
         finally:
             os.close(fd)
     else:
+        import tempfile  # here: a check writes nothing (tempfile imports shutil, random...)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TMP_SUFFIX, dir=target.parent)
         try:
             _write_all(fd, data, copy_from)

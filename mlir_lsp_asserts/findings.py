@@ -36,12 +36,16 @@ class Applicability(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Position:
+    """A place in the text as LSP counts it."""
+
     line: int  # 0-based, as in LSP
     character: int  # 0-based UTF-16 units, as in LSP
 
 
 @dataclass(frozen=True, slots=True)
 class Span:
+    """A range of the text: offsets, and the same as positions."""
+
     start: int  # offsets into the text
     end: int
     start_pos: Position
@@ -56,6 +60,8 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class TextEdit:
+    """Replace the text from `start` to `end` (offsets) with `new_text`."""
+
     start: int
     end: int
     new_text: str
@@ -63,6 +69,8 @@ class TextEdit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
+    """One way to fix a finding: its edits, the mode they follow and whether it is safe."""
+
     title: str
     mode: FixMode
     applicability: Applicability
@@ -71,6 +79,8 @@ class Fix:
 
 @dataclass(frozen=True, slots=True)
 class Related:
+    """Another place a finding points to, with what it is."""
+
     span: Span
     message: str
 
@@ -138,6 +148,8 @@ class Measured:
 
 @dataclass(slots=True)
 class Finding:
+    """One finding: rule, severity, message and where; its fixes and related places."""
+
     code: str
     name: str
     severity: Severity

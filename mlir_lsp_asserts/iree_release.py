@@ -23,6 +23,8 @@ _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 @dataclass(frozen=True, order=True)
 class Release:
+    """An IREE release: major.minor.patch."""
+
     major: int
     minor: int
     patch: int = 0
@@ -41,12 +43,48 @@ def parse_release(version: str) -> Release | None:
 @functools.lru_cache(maxsize=1)
 def bindings_release() -> Release | None:
     """The release of the iree-base-compiler installed in this Python (None: not installed)."""
-    from importlib import metadata
+    found = _dist_info_version("iree_base_compiler")
+    if found is not None:
+        return parse_release(found)
+    from importlib import metadata  # an egg-info or another layout: its full lookup (~10 ms of imports)
 
     try:
         return parse_release(metadata.version("iree-base-compiler"))
     except metadata.PackageNotFoundError:
         return None
+
+
+def _dist_info_version(name: str) -> str | None:
+    """The `Version:` of the first `NAME-*.dist-info` on sys.path, as `importlib.metadata.version`
+    finds it (pip's installs: a wheel's, an editable one's), without importing importlib.metadata
+    (email, zipfile, csv ...: `mlir-lsp --version` is meant to start in tens of ms). None: no such
+    folder, or one that does not say (the caller asks importlib.metadata then)."""
+    import os
+    import sys
+
+    prefix = name.lower() + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for child in names:
+            low = child.lower()
+            if not low.startswith(prefix) or not low.endswith((".dist-info", ".egg-info")):
+                continue
+            if low.endswith(".egg-info"):
+                return None  # importlib.metadata reads those
+            try:
+                with open(os.path.join(entry or ".", child, "METADATA"), encoding="utf-8") as f:
+                    for line in f:
+                        if line.startswith("Version:"):
+                            return line.split(":", 1)[1].strip()
+                        if not line.strip():
+                            break  # the end of the headers
+            except OSError:
+                pass
+            return None
+    return None
 
 
 def unsupported_message(release: Release | None, what: str = "iree-base-compiler") -> str | None:

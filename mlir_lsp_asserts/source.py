@@ -26,6 +26,8 @@ BOM = b"\xef\xbb\xbf"
 
 @dataclass(frozen=True)
 class Source:
+    """A file as read for a check: its IR text, whether it was bytecode, its resource section."""
+
     text: str  # the IR part: the whole text, or the text before its resource section
     is_bytecode: bool = False
     # The file's opaque trailing `{-# ... #-}` (byte offsets in the file as read, BOM included).

@@ -23,7 +23,7 @@ NEVER = ("lark", "pygls", "lsprotocol", "iree", "watchdog", "mlir_lsp_asserts.di
 CHECKER = ("mlir_lsp_asserts.checker", "mlir_lsp_asserts.file_job", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.config")
 
 _PROBE = textwrap.dedent("""
-    import json, sys
+    import sys
     started = []  # processes started (forked, spawned, executed), seen by an audit hook
     sys.addaudithook(lambda ev, args: started.append(ev) if ev in (
         "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "os.system") else None)
@@ -33,7 +33,9 @@ _PROBE = textwrap.dedent("""
     except SystemExit as e:  # --version and --help exit through argparse
         code = e.code
     sys.stdout.flush()
-    print("\\n@@" + json.dumps({"code": code, "modules": sorted(sys.modules), "started": started}))
+    modules = sorted(sys.modules)
+    import json
+    print("\\n@@" + json.dumps({"code": code, "modules": modules, "started": started}))
 """)
 
 
@@ -81,14 +83,42 @@ def test_a_check_of_many_small_files_starts_no_process(project):
     assert asked["code"] == 1 and "os.fork" in asked["started"]
 
 
+# What a concise check writes no JSON, no file and no help text for: json, tempfile (and shutil,
+# random), and shutil through argparse's formatter (cli/main.py asks the terminal's width itself).
+NOT_IN_A_CONCISE_CHECK = ("json", "tempfile", "shutil", "random", "importlib.metadata")
+
+
 def test_a_concise_check_computes_no_fix(project):
     """The default output shows no fix: the fixes' code is not imported (the JSON output, above,
     shows them)."""
     code, modules, out = loaded("--check", "model.mlir", cwd=project)
     assert code == 1 and len(out.splitlines()) == 4
     assert offenders(modules, NEVER + ("tomllib", "mlir_lsp_asserts.fixes", "mlir_lsp_asserts.syntax.scope")) == []
+    assert offenders(modules, NOT_IN_A_CONCISE_CHECK) == []
     code, modules, out = loaded("--check", "--statistics", "model.mlir", cwd=project)
     assert code == 1 and "[*]" in out and "mlir_lsp_asserts.fixes" in modules  # fixable, so computed
+
+
+def test_a_pyproject_that_names_mlir_lsp_elsewhere_is_not_read_as_toml(project):
+    """A project's pyproject.toml names mlir-lsp as a script or a dependency, not as our table:
+    no TOML reader is loaded for it (config.py's `_MAYBE_OUR_TABLE`)."""
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["mlir-lsp-asserts"]\n\n'
+                                            '[project.scripts]\nmlir-lsp = "x.cli:main"\n', encoding="utf-8")
+    code, modules, out = loaded("--check", "model.mlir", cwd=project)
+    assert code == 1 and len(out.splitlines()) == 4
+    assert offenders(modules, ("tomllib",)) == []
+
+
+@pytest.mark.parametrize("table", ['[tool.mlir-lsp]\nignore = ["MLA001"]', '[tool."mlir-lsp"]\nignore = ["MLA001"]',
+                                   "[ tool . 'mlir-lsp' ]\nignore = ['MLA001']", 'tool.mlir-lsp.ignore = ["MLA001"]',
+                                   '[tool]\nmlir-lsp = { ignore = ["MLA001"] }',
+                                   'tool = { mlir-lsp = { ignore = ["MLA001"] } }',
+                                   '[tool."mlir\\u002dlsp"]\nignore = ["MLA001"]'])
+def test_every_way_of_writing_our_pyproject_table_is_read(project, table):
+    (project / "pyproject.toml").write_text(f'{table}\n\n[project]\nname = "x"\n', encoding="utf-8")
+    code, modules, out = loaded("--check", "model.mlir", cwd=project)
+    assert code == 0 and out == ""  # MLA001 ignored: the table was read
+    assert "tomllib" in modules
 
 
 def test_check_reads_toml_when_a_config_file_is_there(project):
@@ -114,6 +144,8 @@ def test_version_help_and_explain_load_almost_nothing(project, args):
     assert offenders(modules, ("mlir_lsp_asserts.syntax",)) == []  # a rule's page needs no reader
     if args[0] != "--explain":
         assert offenders(modules, ("mlir_lsp_asserts.rules",)) == []
+    # the bindings' release is read from their dist-info, not through importlib.metadata (email, zipfile ...)
+    assert offenders(modules, ("importlib.metadata", "email")) == []
 
 
 def test_list_profiles_loads_no_compiler(project):
@@ -127,3 +159,20 @@ def test_the_package_and_its_api_names_load_nothing_of_the_checker():
                            "print(sorted(k for k in sys.modules if k.startswith('mlir_lsp_asserts')))"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.stdout.strip() == "['mlir_lsp_asserts']", proc.stdout + proc.stderr
+
+
+def test_the_editable_install_is_a_path_not_an_import_hook():
+    """`pip install -e .` (make setup) puts this checkout on sys.path through a plain `.pth` line
+    (pyproject's `package-dir`), not setuptools' import hook that every start of the venv would
+    run (pathlib, importlib.util ...). A wheel install has no such file: nothing to check then."""
+    import sysconfig
+    from pathlib import Path
+
+    pths = sorted(Path(sysconfig.get_paths()["purelib"]).glob("__editable__*mlir_lsp_asserts*.pth"))
+    if not pths:
+        pytest.skip("mlir-lsp is not installed editable in this Python")
+    lines = [ln for p in pths for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    assert [Path(ln).resolve() for ln in lines] == [REPO.resolve()], lines
+    proc = subprocess.run([sys.executable, "-c", "import sys; print(sorted(sys.modules))"], capture_output=True,
+                          text=True, timeout=60)
+    assert "pathlib" not in json.loads(proc.stdout.replace("'", '"'))

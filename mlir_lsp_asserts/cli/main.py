@@ -37,9 +37,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"mlir-lsp: error: {message}\n")
 
 
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns` (what argparse wraps its help at), without importing
+    shutil and its compressors: argparse would, at each `add_argument`."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # no stdout, or not a terminal
+            columns = 0
+    return columns or 80
+
+
 def build_parser() -> argparse.ArgumentParser:
+    width = terminal_columns() - 2  # as argparse's HelpFormatter takes it
     p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
-                "language server (default) and CI checker (--check).")
+                "language server (default) and CI checker (--check).",
+                formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width))
     p.add_argument("--version", action="store_true", help="print the version, the iree-compile it uses and the Python")
     mode = p.add_argument_group("mode")
     mode.add_argument("--check", action="store_true", help="check files and report findings")

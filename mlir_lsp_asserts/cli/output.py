@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 
@@ -13,6 +12,8 @@ from ..rules import RULES, doc_url
 
 @dataclass
 class FileReport:
+    """One file's findings as an output format takes them."""
+
     path: str
     findings: list[Finding]
     text: str | None = None  # for `full` (source lines)
@@ -104,12 +105,16 @@ def render_full(reports: list[FileReport]) -> str:
 
 
 def render_json(reports: list[FileReport]) -> str:
+    import json  # in the formats that write JSON only (each mode imports what it uses: cli/main.py)
+
     # One finding per line: readable, and encoded by json's C encoder (indent= is pure Python).
     items = [json.dumps(finding_json(r.path, f, r.lines)) for r in reports for f in r.findings]
     return "[\n" + ",\n".join(items) + "\n]\n" if items else "[]\n"
 
 
 def render_json_lines(reports: list[FileReport]) -> str:
+    import json
+
     return "".join(json.dumps(finding_json(r.path, f, r.lines)) + "\n" for r in reports for f in r.findings)
 
 
@@ -187,6 +192,8 @@ def render_sarif(reports: list[FileReport]) -> str:
             "results": results,
         }],
     }
+    import json
+
     return json.dumps(doc, indent=2) + "\n"
 
 

@@ -12,7 +12,6 @@ mode's `render`). `updates`: the baseline writes `--update-baseline` asked for, 
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ..files import load_json, write_new_or_atomic
@@ -35,6 +34,8 @@ def write_results(args, mode: str, inputs: list[str], records: list[dict], updat
     """The results file of `--results-out` (nothing without it); False when it cannot be written."""
     if not args.results_out:
         return True
+    import json  # a check without --results-out writes no JSON
+
     shard = shard_of_args(args) or (1, 1)
     data = {RESULTS_KEY: RESULTS_VERSION, "mode": mode, "shard": list(shard), "inputs": list(inputs),
             "records": records, "updates": updates or [], "problems": problems or []}

@@ -37,6 +37,8 @@ class CompilerError(Exception):
 
 @dataclass(frozen=True)
 class Compiler:
+    """An iree-compile binary and the version it reports."""
+
     path: str
     version: str
 

@@ -7,7 +7,6 @@ known renames are translated (with a note), and flags the compiler no longer has
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 
 # Targets, as IREE 3.13 names them (each checked by a compile of the repro in the tests).
@@ -66,6 +65,8 @@ ENGINE_FLAGS = ("compile-to", "compile-from", "o", "output-format", "iree-schedu
 
 @dataclass
 class FlagReport:
+    """The flags a compiler gets, and what was translated or dropped on the way."""
+
     flags: list[str]
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -75,6 +76,8 @@ def split_flags(text: str | list[str] | tuple[str, ...]) -> list[str]:
     if isinstance(text, (list, tuple)):
         return list(text)
     try:
+        import shlex
+
         return shlex.split(text)
     except ValueError as e:
         raise ValueError(f"cannot split the flags: {e}") from None

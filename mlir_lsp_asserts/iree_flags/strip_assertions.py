@@ -37,6 +37,8 @@ NOT_STRIPPED_INSIDE = frozenset({"flow.executable", "stream.executable", "hal.ex
 
 @dataclass(frozen=True, slots=True)
 class StripDecision:
+    """Whether iree-compile strips the asserts itself with a set of flags, and which flag says so."""
+
     stripped: bool
     # The flag that decides, as written (`--iree-opt-level=O3`), or "" when none does (O0).
     by: str

@@ -38,6 +38,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule: its code, name, default severity, summary, and how it classifies an assert."""
+
     code: str
     name: str
     severity: Severity

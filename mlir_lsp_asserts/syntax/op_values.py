@@ -10,12 +10,16 @@ CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", 
 
 @dataclass(frozen=True, slots=True)
 class AssertOp:
+    """`cf.assert %cond, "message"`."""
+
     condition: str  # SSA name without %
     message: str
 
 
 @dataclass(frozen=True, slots=True)
 class CmpiOp:
+    """`arith.cmpi predicate, %lhs, %rhs : type`."""
+
     predicate: str
     lhs: str
     rhs: str
@@ -24,12 +28,16 @@ class CmpiOp:
 
 @dataclass(frozen=True, slots=True)
 class ConstantOp:
+    """`arith.constant`: its integer value (or None) and type."""
+
     value: int | None  # None: not an integer/bool scalar (a float, a dense tensor ...)
     type: str
 
 
 @dataclass(frozen=True, slots=True)
 class CastOp:
+    """An integer cast: `arith.index_cast %x : a to b` and the like."""
+
     kind: str  # "index_cast", "index_castui", "extsi", "extui", "trunci"
     source: str
     source_type: str
@@ -38,11 +46,15 @@ class CastOp:
 
 @dataclass(frozen=True, slots=True)
 class LinalgIndexOp:
+    """`linalg.index dim`."""
+
     dim: int
 
 
 @dataclass(frozen=True, slots=True)
 class AssumeRow:
+    """One operand's range facts in `util.assume.int`."""
+
     umin: int | None = None
     umax: int | None = None
     udiv: int | None = None
@@ -50,6 +62,8 @@ class AssumeRow:
 
 @dataclass(frozen=True, slots=True)
 class AssumeIntOp:
+    """`util.assume.int`: each operand with its rows of range facts, and the types."""
+
     operands: tuple[tuple[str, tuple[AssumeRow, ...]], ...]
     types: tuple[str, ...]
 

@@ -29,6 +29,8 @@ class Chunk:
 
 @dataclass(eq=False)
 class ParsedText:
+    """A text's structure: its top-level chunks, and its lines and units when asked."""
+
     text: str
     chunks: list[Chunk]
     _lines: LineIndex | None = field(default=None, repr=False)
