@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from typing import NamedTuple
 
 
 class Severity(str, Enum):
@@ -34,16 +35,14 @@ class Applicability(StrEnum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+class Position(NamedTuple):
     """A place in the text as LSP counts it."""
 
     line: int  # 0-based, as in LSP
     character: int  # 0-based UTF-16 units, as in LSP
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """A range of the text: offsets, and the same as positions."""
 
     start: int  # offsets into the text
@@ -58,8 +57,7 @@ class Span:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class TextEdit:
+class TextEdit(NamedTuple):
     """Replace the text from `start` to `end` (offsets) with `new_text`."""
 
     start: int
@@ -67,8 +65,7 @@ class TextEdit:
     new_text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+class Fix(NamedTuple):
     """One way to fix a finding: its edits, the mode they follow and whether it is safe."""
 
     title: str
@@ -77,16 +74,14 @@ class Fix:
     edits: tuple[TextEdit, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Related:
+class Related(NamedTuple):
     """Another place a finding points to, with what it is."""
 
     span: Span
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Measured:
+class Measured(NamedTuple):
     """What a what-if compile measured, as it concerns one finding (dispatch/measured_cost.py
     fills it in; the findings carry it)."""
 

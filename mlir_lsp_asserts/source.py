@@ -13,7 +13,7 @@ import errno
 import mmap
 import os
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import SourceError
 from .syntax.resource_section import ResourceTail, tail_of_file, tail_of_text
@@ -24,8 +24,7 @@ BYTECODE_MAGIC = b"ML\xefR"
 BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """A file as read for a check: its IR text, whether it was bytecode, its resource section."""
 
     text: str  # the IR part: the whole text, or the text before its resource section

@@ -23,7 +23,7 @@ itself fails with it).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 STRIP_FLAG = "iree-opt-strip-assertions"
 LEVEL_FLAGS = ("iree-global-optimization-opt-level", "iree-opt-level")  # the pipeline's own first
@@ -35,8 +35,7 @@ _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 NOT_STRIPPED_INSIDE = frozenset({"flow.executable", "stream.executable", "hal.executable"})
 
 
-@dataclass(frozen=True, slots=True)
-class StripDecision:
+class StripDecision(NamedTuple):
     """Whether iree-compile strips the asserts itself with a set of flags, and which flag says so."""
 
     stripped: bool

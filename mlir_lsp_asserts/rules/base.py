@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Severity
 from ..iree_flags.strip_assertions import StripDecision
@@ -28,16 +27,14 @@ def doc_url(code: str, base: str | None = None) -> str:
     return (DOCS_DIR / f"{code}.md").as_uri()
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Why a rule matched: the ancestor op it is about (or None) and a sentence of reason."""
 
     related: Op | None
     reason: str
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """A rule: its code, name, default severity, summary, and how it classifies an assert."""
 
     code: str

@@ -3,21 +3,19 @@ by its short reader and the grammar (`op_grammar.py`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 
-@dataclass(frozen=True, slots=True)
-class AssertOp:
+class AssertOp(NamedTuple):
     """`cf.assert %cond, "message"`."""
 
     condition: str  # SSA name without %
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class CmpiOp:
+class CmpiOp(NamedTuple):
     """`arith.cmpi predicate, %lhs, %rhs : type`."""
 
     predicate: str
@@ -26,16 +24,14 @@ class CmpiOp:
     type: str
 
 
-@dataclass(frozen=True, slots=True)
-class ConstantOp:
+class ConstantOp(NamedTuple):
     """`arith.constant`: its integer value (or None) and type."""
 
     value: int | None  # None: not an integer/bool scalar (a float, a dense tensor ...)
     type: str
 
 
-@dataclass(frozen=True, slots=True)
-class CastOp:
+class CastOp(NamedTuple):
     """An integer cast: `arith.index_cast %x : a to b` and the like."""
 
     kind: str  # "index_cast", "index_castui", "extsi", "extui", "trunci"
@@ -44,15 +40,13 @@ class CastOp:
     result_type: str
 
 
-@dataclass(frozen=True, slots=True)
-class LinalgIndexOp:
+class LinalgIndexOp(NamedTuple):
     """`linalg.index dim`."""
 
     dim: int
 
 
-@dataclass(frozen=True, slots=True)
-class AssumeRow:
+class AssumeRow(NamedTuple):
     """One operand's range facts in `util.assume.int`."""
 
     umin: int | None = None
@@ -60,8 +54,7 @@ class AssumeRow:
     udiv: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AssumeIntOp:
+class AssumeIntOp(NamedTuple):
     """`util.assume.int`: each operand with its rows of range facts, and the types."""
 
     operands: tuple[tuple[str, tuple[AssumeRow, ...]], ...]

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import mmap
 import os
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 OPEN = "{-#"
 CLOSE = "#-}"
@@ -62,8 +61,7 @@ def closed(tail_end: str | bytes) -> bool:
     return tail_end.rstrip().endswith(CLOSE.encode())
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceTail:
+class ResourceTail(NamedTuple):
     """The opaque rest of a file: bytes [start, end) of the file (or characters of a text)."""
 
     start: int
