@@ -3,36 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
 from typing import NamedTuple
 
+from .kinds import Applicability, FixMode, Severity
 
-class Severity(str, Enum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFORMATION = "information"
-    HINT = "hint"
-
-    @classmethod
-    def parse(cls, value: str) -> Severity:
-        v = value.strip().lower()
-        aliases = {"info": "information", "warn": "warning", "err": "error"}
-        return cls(aliases.get(v, v))
-
-
-class FixMode(StrEnum):
-    """How a fix removes an assert: delete it, or rewrite it to `util.assume.int` range facts."""
-
-    STRIP = "strip"
-    ASSUME = "assume"
-
-
-class Applicability(StrEnum):
-    """As ruff's: a safe fix keeps every observable behaviour; an unsafe one drops a runtime
-    check (a host assert) and is applied only when asked (`--unsafe-fixes`)."""
-
-    SAFE = "safe"
-    UNSAFE = "unsafe"
+__all__ = ["Applicability", "FixMode", "Severity", "Position", "Span", "TextEdit", "Fix", "Related", "Measured",
+           "Finding"]
 
 
 class Position(NamedTuple):

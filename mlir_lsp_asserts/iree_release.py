@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OLDEST_SUPPORTED = (3, 3)
 DOCS = "docs/compatibility.md"
@@ -21,8 +21,7 @@ DOCS = "docs/compatibility.md"
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
-@dataclass(frozen=True, order=True)
-class Release:
+class Release(NamedTuple):  # ordered as (major, minor, patch)
     """An IREE release: major.minor.patch."""
 
     major: int

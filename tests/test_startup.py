@@ -144,8 +144,11 @@ def test_version_help_and_explain_load_almost_nothing(project, args):
     assert offenders(modules, ("mlir_lsp_asserts.syntax",)) == []  # a rule's page needs no reader
     if args[0] != "--explain":
         assert offenders(modules, ("mlir_lsp_asserts.rules",)) == []
-    # the bindings' release is read from their dist-info, not through importlib.metadata (email, zipfile ...)
-    assert offenders(modules, ("importlib.metadata", "email")) == []
+    # the bindings' release is read from their dist-info, not through importlib.metadata (email, zipfile ...);
+    # the rules, the flag profiles and the compiler's finder are built without dataclasses (and inspect)
+    assert offenders(modules, ("importlib.metadata", "email", "dataclasses", "inspect")) == []
+    if args in (("--version",), ("--explain", "MLA001")):  # the whole command line: no parser is built
+        assert offenders(modules, ("argparse",)) == []
 
 
 def test_list_profiles_loads_no_compiler(project):

@@ -1,13 +1,89 @@
-"""The command line's arguments of each mode beyond --check and --fix (which `main.build_parser`
-declares itself): argparse groups only, so that parsing a command line imports none of the code
-that runs a mode (the dispatch count, the compiler, Model Explorer)."""
+"""The command line's arguments: `build_parser` (--check and --fix, the mode flags) and the
+argparse groups of the other modes, so that parsing a command line imports none of the code that
+runs a mode (the dispatch count, the compiler, Model Explorer). `main.py` imports this module
+only when it parses a command line (`--version` and `--explain RULE` alone need no argparse)."""
 
 from __future__ import annotations
+
+import argparse
+import os
+import sys
 
 from ..iree_flags.flags import BUILTIN_PROFILES
 from ..model_explorer_adapter import INSTALL_HINT
 
 OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "junit")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2 with one line, like ruff
+        self.print_usage(sys.stderr)
+        self.exit(2, f"mlir-lsp: error: {message}\n")  # main.EXIT_ERROR
+
+
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns` (what argparse wraps its help at), without importing
+    shutil and its compressors: argparse would, at each `add_argument`."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # no stdout, or not a terminal
+            columns = 0
+    return columns or 80
+
+
+def build_parser() -> argparse.ArgumentParser:
+    width = terminal_columns() - 2  # as argparse's HelpFormatter takes it
+    p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
+                "language server (default) and CI checker (--check).",
+                formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width))
+    p.add_argument("--version", action="store_true", help="print the version, the iree-compile it uses and the Python")
+    mode = p.add_argument_group("mode")
+    mode.add_argument("--check", action="store_true", help="check files and report findings")
+    mode.add_argument("--stdio", action="store_true", help="run the language server on stdio (default)")
+    mode.add_argument("--tcp", metavar="HOST:PORT", help="run the language server on TCP (debugging)")
+    mode.add_argument("--show-settings", action="store_true",
+                      help="print the server's settings defaults (section mlirLsp) as JSON")
+    mode.add_argument("--explain", metavar="RULE",
+                      help="print a rule's documentation (code or name, e.g. MLA001), like `ruff rule`")
+    c = p.add_argument_group("check")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
+    c.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                   help="concise (default), full, json, json-lines, github, sarif, junit")
+    c.add_argument("--select", action="append", default=None, metavar="CODES",
+                   help="comma-separated rule codes or prefixes to report (default: all)")
+    c.add_argument("--extend-select", action="append", default=None, metavar="CODES")
+    c.add_argument("--ignore", action="append", default=None, metavar="CODES",
+                   help="comma-separated rule codes to never report")
+    c.add_argument("--config", metavar="FILE", help="use this mlir-lsp.toml/pyproject.toml")
+    c.add_argument("--docs-base-url", metavar="URL",
+                   help="rule links point to URL/MLA001.md (default: the pages installed with mlir-lsp)")
+    c.add_argument("--statistics", action="store_true", help="print the count of findings per rule")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    c.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    c.add_argument("--watch", action="store_true", help="check again whenever a file changes")
+    c.add_argument("--stdin-filename", metavar="NAME", help="name to report for - (stdin)")
+    c.add_argument("--force-exclude", action="store_true",
+                   help="apply the config's exclude patterns to files named on the command line too (pre-commit)")
+    c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
+    add_measured(c)
+    f = p.add_argument_group("fix")
+    f.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    f.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (host asserts)")
+    f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
+                   help="strip asserts (default) or rewrite them to util.assume.int where sound")
+    add_compile(p)
+    add_dispatch_count(p)
+    add_dispatch_diff(p)
+    add_dispatch_graph(p)
+    add_shards(p)
+    return p
 
 
 def add_measured(group) -> None:

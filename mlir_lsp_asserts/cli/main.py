@@ -8,15 +8,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 from typing import TYPE_CHECKING
 
-from . import arguments
-
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..file_job import FileOutcome, JobOptions
     from . import measured, torch_check
 
@@ -29,77 +28,6 @@ PARALLEL_THRESHOLD = 8
 # Without -j, worker processes only for this much text or more: below it starting them costs more
 # than they save (200 small files, a pre-commit run, check in well under a second in one process).
 PARALLEL_BYTES = 4 << 20
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # usage errors exit 2 with one line, like ruff
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"mlir-lsp: error: {message}\n")
-
-
-def terminal_columns() -> int:
-    """`shutil.get_terminal_size().columns` (what argparse wraps its help at), without importing
-    shutil and its compressors: argparse would, at each `add_argument`."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):  # no stdout, or not a terminal
-            columns = 0
-    return columns or 80
-
-
-def build_parser() -> argparse.ArgumentParser:
-    width = terminal_columns() - 2  # as argparse's HelpFormatter takes it
-    p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
-                "language server (default) and CI checker (--check).",
-                formatter_class=lambda prog: argparse.HelpFormatter(prog, width=width))
-    p.add_argument("--version", action="store_true", help="print the version, the iree-compile it uses and the Python")
-    mode = p.add_argument_group("mode")
-    mode.add_argument("--check", action="store_true", help="check files and report findings")
-    mode.add_argument("--stdio", action="store_true", help="run the language server on stdio (default)")
-    mode.add_argument("--tcp", metavar="HOST:PORT", help="run the language server on TCP (debugging)")
-    mode.add_argument("--show-settings", action="store_true",
-                      help="print the server's settings defaults (section mlirLsp) as JSON")
-    mode.add_argument("--explain", metavar="RULE",
-                      help="print a rule's documentation (code or name, e.g. MLA001), like `ruff rule`")
-    c = p.add_argument_group("check")
-    c.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
-    c.add_argument("--output-format", choices=arguments.OUTPUT_FORMATS, default=None,
-                   help="concise (default), full, json, json-lines, github, sarif, junit")
-    c.add_argument("--select", action="append", default=None, metavar="CODES",
-                   help="comma-separated rule codes or prefixes to report (default: all)")
-    c.add_argument("--extend-select", action="append", default=None, metavar="CODES")
-    c.add_argument("--ignore", action="append", default=None, metavar="CODES",
-                   help="comma-separated rule codes to never report")
-    c.add_argument("--config", metavar="FILE", help="use this mlir-lsp.toml/pyproject.toml")
-    c.add_argument("--docs-base-url", metavar="URL",
-                   help="rule links point to URL/MLA001.md (default: the pages installed with mlir-lsp)")
-    c.add_argument("--statistics", action="store_true", help="print the count of findings per rule")
-    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    c.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    c.add_argument("--watch", action="store_true", help="check again whenever a file changes")
-    c.add_argument("--stdin-filename", metavar="NAME", help="name to report for - (stdin)")
-    c.add_argument("--force-exclude", action="store_true",
-                   help="apply the config's exclude patterns to files named on the command line too (pre-commit)")
-    c.add_argument("--no-progress", action="store_true", help="never show the progress bar")
-    c.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: cores)")
-    arguments.add_measured(c)
-    f = p.add_argument_group("fix")
-    f.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    f.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (host asserts)")
-    f.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    f.add_argument("--fix-mode", choices=("strip", "assume"), default=None,
-                   help="strip asserts (default) or rewrite them to util.assume.int where sound")
-    arguments.add_compile(p)
-    arguments.add_dispatch_count(p)
-    arguments.add_dispatch_diff(p)
-    arguments.add_dispatch_graph(p)
-    arguments.add_shards(p)
-    return p
 
 
 def _split_codes(values):
@@ -120,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str] | None) -> int:
+    alone = _flag_alone(sys.argv[1:] if argv is None else argv)
+    if alone is not None:
+        return alone()
+    from .arguments import build_parser
+
     args = build_parser().parse_args(argv)
     if args.version:
         from .version import print_version
@@ -182,11 +115,22 @@ def run(argv: list[str] | None) -> int:
     return run_server(tcp=args.tcp)
 
 
+def _flag_alone(argv: list[str]) -> Callable[[], int] | None:
+    """`mlir-lsp --version` and `mlir-lsp --explain RULE`, as the whole command line, run without
+    argparse: its import and the parser's 60-odd arguments were a third of such a start. What
+    argparse would make of these two forms is exactly this; any other form goes through it."""
+    if argv == ["--version"]:
+        from .version import print_version
+
+        return print_version
+    if len(argv) == 2 and argv[0] == "--explain" and not argv[1].startswith("-"):
+        return lambda: explain_rule(argv[1], None)
+    return None
+
+
 def explain_rule(token: str, fmt: str | None) -> int:
     """`--explain RULE`: the rule's page as Markdown (or, with `--output-format json`, an object
     with code, name, summary, default severity, the page's URL and its text)."""
-    import json
-
     from ..rules import RULES_BY_CODE, doc_url, explain
 
     try:
@@ -195,6 +139,8 @@ def explain_rule(token: str, fmt: str | None) -> int:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     if fmt == "json":
+        import json
+
         rule = RULES_BY_CODE.get(code)
         print(json.dumps({"code": code, "name": name, "summary": rule.summary if rule else "text the structural reader "
                           "cannot follow", "severity": rule.severity.value if rule else "error",
@@ -247,9 +193,10 @@ def _options(args) -> JobOptions:
 def _shows_fixes(args) -> bool:
     """Does this run print, write or use the findings' fixes? (A concise check does not: its
     findings are checked without them, and the fixes' code is not even imported.)"""
+    from .arguments import wants_measure
     from .output import SHOW_FIXES
 
-    return bool(args.fix or args.diff or args.statistics or args.results_out or arguments.wants_measure(args)
+    return bool(args.fix or args.diff or args.statistics or args.results_out or wants_measure(args)
                 or (args.output_format or "concise") in SHOW_FIXES)
 
 
@@ -339,8 +286,10 @@ def run_check(args) -> int:
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
+    from .arguments import wants_measure
+
     measurer: measured.Measurer | torch_check.TorchChecker | None = None
-    if arguments.wants_measure(args):
+    if wants_measure(args):
         from . import measured
 
         try:

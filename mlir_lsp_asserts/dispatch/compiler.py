@@ -17,9 +17,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..iree_release import compiler_message
 from ..processes import death_signal, signal_name
@@ -35,8 +34,7 @@ class CompilerError(Exception):
         self.diagnostics = diagnostics or []
 
 
-@dataclass(frozen=True)
-class Compiler:
+class Compiler(NamedTuple):
     """An iree-compile binary and the version it reports."""
 
     path: str

@@ -3,12 +3,18 @@ the first in `RULES` whose `match` accepts it (MLA003 accepts everything left)."
 
 from __future__ import annotations
 
-from ..findings import Severity
-from .base import DOCS_DIR, Placement, Rule, doc_url
+import os
+from typing import TYPE_CHECKING
+
+from ..kinds import Severity
+from .base import DOCS_FOLDER, Placement, Rule, doc_url
 from .mla001_assert_in_linalg_region import RULE as MLA001
 from .mla002_assert_in_dispatch import RULE as MLA002
 from .mla003_assert_on_host import RULE as MLA003
 from .mla004_torch_op_lowers_to_assert import RULE as MLA004
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 RULES: tuple[Rule, ...] = (MLA001, MLA002, MLA003, MLA004)
 RULES_BY_CODE = {r.code: r for r in RULES}
@@ -55,4 +61,14 @@ def explain(token: str) -> tuple[str, str, str]:
             known = ", ".join([r.code for r in RULES] + [SYNTAX_ERROR_CODE])
             raise ValueError(f"unknown rule {t!r} (known: {known})")
         code, name = rule.code, rule.name
-    return code, name, (DOCS_DIR / f"{code}.md").read_text(encoding="utf-8")
+    with open(os.path.join(DOCS_FOLDER, f"{code}.md"), encoding="utf-8") as f:
+        return code, name, f.read()
+
+
+def __getattr__(name: str) -> Path:
+    """`DOCS_DIR` (rules/base.py's), made when asked."""
+    if name == "DOCS_DIR":
+        from . import base
+
+        return base.DOCS_DIR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

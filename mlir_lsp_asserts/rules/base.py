@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..findings import Severity
 from ..iree_flags.strip_assertions import StripDecision
+from ..kinds import Severity
 
 if TYPE_CHECKING:  # the rules' metadata (--explain) needs no reader
+    from pathlib import Path
+
     from ..syntax.op_tree import Op
 
 # One page per rule code, installed with the package (package data), so links work offline and
 # for every installed version: `mlir-lsp --explain CODE` prints a page.
-DOCS_DIR = Path(__file__).resolve().parent / "docs"
+DOCS_FOLDER = os.path.join(os.path.dirname(os.path.realpath(__file__)), "docs")
+
+
+def __getattr__(name: str) -> Path:
+    """`DOCS_DIR`: `DOCS_FOLDER` as a Path, made when asked (`--explain` starts without pathlib)."""
+    if name == "DOCS_DIR":
+        from pathlib import Path
+
+        return Path(DOCS_FOLDER)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.cache  # a finding each: a path made into a URI costs more than the rest of a small check
@@ -24,7 +35,9 @@ def doc_url(code: str, base: str | None = None) -> str:
     else a file:// URI of the page installed with the package."""
     if base:
         return f"{base.rstrip('/')}/{code}.md"
-    return (DOCS_DIR / f"{code}.md").as_uri()
+    from pathlib import Path  # a URI as pathlib makes it (percent-encoded)
+
+    return (Path(DOCS_FOLDER) / f"{code}.md").as_uri()
 
 
 class Placement(NamedTuple):

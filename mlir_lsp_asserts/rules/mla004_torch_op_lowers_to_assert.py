@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..findings import Finding, Position, Span
 from ..iree_flags.strip_assertions import StripDecision
 from .base import Placement, Rule, Severity, doc_url
 
 if TYPE_CHECKING:
+    from ..findings import Finding
     from ..syntax.asserts import AssertSource
     from ..syntax.lines import LineIndex
     from ..syntax.op_tree import Op
@@ -59,6 +59,8 @@ def finding(src: AssertSource, lines: LineIndex, severity: Severity = RULE.sever
     """The finding for one traced source op, on its name in the text of `lines` (the CLI's
     `--check --what-if` on torch input, where the what-if's lowering traced it); `strip`: what
     the flags the project compiles with say (IREE strips the lowered asserts from O1 up)."""
+    from ..findings import Finding, Position, Span  # here: the rules' metadata (--explain) needs no findings
+
     start = lines.offset(src.line - 1, src.column - 1)
     end = min(start + len(src.op), lines.line_span(src.line - 1)[1])
     span = Span(start, end, Position(*lines.position(start)), Position(*lines.position(end)))
