@@ -11,6 +11,6 @@ core, the way ruff keeps its CLI apart from `ruff_linter`.
     dispatch_diff.py  `--dispatch-diff`: the dispatches one compile has and another has not, and why
 """
 
-from .main import main
+from .main import command, main
 
-__all__ = ["main"]
+__all__ = ["command", "main"]
