@@ -15,11 +15,13 @@ iree-turbine `ExportOutput`. See docs/python-api.md. Importing the package loads
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # typing's, without importing typing (`mlir-lsp --version` starts without it)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .api import (
         CheckResult,
         CompileError,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's, without importing typing (`--version`, `--explain`: rules/base.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

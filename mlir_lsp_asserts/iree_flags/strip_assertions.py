@@ -23,7 +23,6 @@ itself fails with it).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 STRIP_FLAG = "iree-opt-strip-assertions"
 LEVEL_FLAGS = ("iree-global-optimization-opt-level", "iree-opt-level")  # the pipeline's own first
@@ -35,12 +34,27 @@ _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 NOT_STRIPPED_INSIDE = frozenset({"flow.executable", "stream.executable", "hal.executable"})
 
 
-class StripDecision(NamedTuple):
-    """Whether iree-compile strips the asserts itself with a set of flags, and which flag says so."""
+class StripDecision:
+    """Whether iree-compile strips the asserts itself with a set of flags, and which flag says so.
+    (A plain value class: the rules import it, and `mlir-lsp --explain` starts without typing.)"""
 
-    stripped: bool
-    # The flag that decides, as written (`--iree-opt-level=O3`), or "" when none does (O0).
-    by: str
+    __slots__ = ("stripped", "by")
+
+    def __init__(self, stripped: bool, by: str):
+        self.stripped = stripped
+        # The flag that decides, as written (`--iree-opt-level=O3`), or "" when none does (O0).
+        self.by = by
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StripDecision):
+            return NotImplemented
+        return (self.stripped, self.by) == (other.stripped, other.by)
+
+    def __hash__(self) -> int:
+        return hash((self.stripped, self.by))
+
+    def __repr__(self) -> str:
+        return f"StripDecision(stripped={self.stripped!r}, by={self.by!r})"
 
     @property
     def phrase(self) -> str:

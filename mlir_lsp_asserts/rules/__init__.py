@@ -4,7 +4,6 @@ the first in `RULES` whose `match` accepts it (MLA003 accepts everything left)."
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from ..kinds import Severity
 from .base import DOCS_FOLDER, Placement, Rule, doc_url
@@ -13,6 +12,7 @@ from .mla002_assert_in_dispatch import RULE as MLA002
 from .mla003_assert_on_host import RULE as MLA003
 from .mla004_torch_op_lowers_to_assert import RULE as MLA004
 
+TYPE_CHECKING = False  # typing's, without importing it (rules/base.py)
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -8,11 +8,10 @@ gathers; after const-expr hoisting they become two initializers and two extra di
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..iree_flags.strip_assertions import StripDecision
 from .base import Placement, Rule, Severity
 
+TYPE_CHECKING = False  # typing's, without importing it (rules/base.py)
 if TYPE_CHECKING:
     from ..syntax.op_tree import Op
 

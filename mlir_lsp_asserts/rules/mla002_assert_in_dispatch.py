@@ -6,11 +6,10 @@ CSE and code motion around it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..iree_flags.strip_assertions import StripDecision
 from .base import Placement, Rule, Severity
 
+TYPE_CHECKING = False  # typing's, without importing it (rules/base.py)
 if TYPE_CHECKING:
     from ..syntax.op_tree import Op
 

@@ -11,11 +11,10 @@ plain text check.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..iree_flags.strip_assertions import StripDecision
 from .base import Placement, Rule, Severity, doc_url
 
+TYPE_CHECKING = False  # typing's, without importing it (rules/base.py)
 if TYPE_CHECKING:
     from ..findings import Finding
     from ..syntax.asserts import AssertSource
