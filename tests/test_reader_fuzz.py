@@ -86,3 +86,31 @@ def test_a_deep_chain_of_short_op_names_resolves_each_name_once(monkeypatch):
     text = "".join(f"x{i} {{\n" for i in range(depth)) + 'cf.assert %c, "m"\n' + "}\n" * depth
     check_text(text)
     assert depth <= len(calls) <= depth + 5  # once per short-named op (before: hundreds of thousands)
+
+
+def _one_regex_matches_agree_with_the_brace_scan(text: str) -> int:
+    """At every `{`: where the one-regex match (reader.BALANCED) fits, it ends where the token
+    scan (`Reader._skip_braces`) ends; the number of braces it matched."""
+    from mlir_lsp_asserts.syntax.reader import BALANCED, Reader
+
+    reader, matched = Reader(text), 0
+    for brace in (i for i, c in enumerate(text) if c == "{"):
+        m = BALANCED.match(text, brace)
+        if m is not None:
+            assert m.end() == reader._skip_braces(brace), (brace, text[brace:brace + 80])
+            matched += 1
+    return matched
+
+
+def test_the_one_regex_brace_match_agrees_with_the_brace_scan_on_real_ir():
+    """The reader skips a small region with one regex (strings and comments hide braces, as in the
+    scan): on every `{` of the reader's sources it ends where the scan ends."""
+    assert sum(_one_regex_matches_agree_with_the_brace_scan(t) for t in SOURCES) > 1000
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.sampled_from(["{", "}", '"', '\\"', "\\", "//", "/", "\n", "a", " ", '"}"', '"{', "// }\n"]),
+                max_size=60).map("".join))
+def test_the_one_regex_brace_match_agrees_with_the_brace_scan_on_brace_soup(text):
+    _one_regex_matches_agree_with_the_brace_scan(text)

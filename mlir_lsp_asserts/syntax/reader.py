@@ -34,6 +34,26 @@ DEEP_RECURSION = 40000
 # Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
 TOKEN = re.compile(f'"{STRING_BODY}(")?' + r"|//[^\n]*|[{}()\[\]\n]")
 BRACES = re.compile(f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
+# A `{...}` whose braces balance within BALANCED_DEPTH levels, matched by the regex engine alone
+# (C speed): the same tokens as BRACES (a string, possibly unterminated, or a comment hides its
+# braces). Possessive quantifiers and atomic groups: a text it does not fit (deeper nesting, an
+# unclosed brace) fails in one pass, never by backtracking, and `_skip_braces` reads it instead.
+_BRACE_FREE = r'(?>[^{}"/]++|"' + STRING_BODY + r'"?|//[^\n]*+|/)'
+BALANCED_DEPTH = 6
+
+
+def _balanced(depth: int) -> str:
+    inner = r"\{" + _BRACE_FREE + r"*+\}"
+    for _ in range(depth - 1):
+        inner = r"\{(?:" + _BRACE_FREE + "|" + inner + r")*+\}"
+    return inner
+
+
+BALANCED = re.compile(_balanced(BALANCED_DEPTH))
+# Regions up to this size are matched by BALANCED first: the small functions of a module of many
+# (85,000 in 50 MB: their brace scan was a third of a server's open). A larger one is scanned by
+# `_skip_braces`, which also records its child pairs (a big function is read statement by statement).
+BALANCED_CHARS = 64 * 1024
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
 skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
@@ -292,8 +312,12 @@ class Reader:
             if c == "{":
                 if self.is_region(s):
                     if self.lazy and is_unit(op):
-                        children = ChildPairs()
-                        close = self._skip_braces(s, children)
+                        children: ChildPairs | None = None  # not recorded for a small region
+                        if (b := BALANCED.match(text, s, min(end, s + BALANCED_CHARS))) is not None:
+                            close = b.end()
+                        else:
+                            children = ChildPairs()
+                            close = self._skip_braces(s, children)
                         if not (isinstance(op.lazy_regions, list) and isinstance(op.lazy_children, list)):
                             op.lazy_regions, op.lazy_children = [], []
                         op.lazy_regions.append((s, close))
@@ -306,7 +330,8 @@ class Reader:
                             op.regions = []
                         op.regions.append(region)
                 else:
-                    last = pos = self._skip_braces(s)
+                    b = BALANCED.match(text, s, min(end, s + BALANCED_CHARS))
+                    last = pos = b.end() if b is not None else self._skip_braces(s)
                 continue
             # c == "}": the enclosing region ends inside this op's line
             if nesting:

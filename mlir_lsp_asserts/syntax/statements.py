@@ -78,6 +78,15 @@ def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
     return pairs, balanced and depth == 0
 
 
+def region_children(text: str, region: tuple[int, int], pairs: ChildPairs | None) -> ChildPairs:
+    """The child pairs of a lazily skipped region (`Op.lazy_regions`, `Op.lazy_children`): the
+    reader records them only for a region too large for its one-regex match; read them here."""
+    if pairs is not None:
+        return pairs
+    s, close = region
+    return child_pairs(text, s + 1, close - 1 if close > s + 1 and text[close - 1] == "}" else close)[0]
+
+
 def block_labels(text: str, lo: int, hi: int, pairs: ChildPairs) -> list[int]:
     """Offsets of the block labels (`^bb1:`) of the block text[lo:hi] itself, not of nested regions."""
     ends = [m.end() for m in _LABEL_LINE.finditer(text, lo, hi)]
