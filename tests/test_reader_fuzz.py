@@ -10,11 +10,17 @@ oracle for a million inputs with atheris (coverage-guided); the figures are in i
 
 from __future__ import annotations
 
+import sys
+
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
 import fuzzlib
+from conftest import REPO
 from fuzzlib import DrawChooser, check_reader, mutate
+
+sys.path.insert(0, str(REPO / "bench"))
+import generate  # noqa: E402  (bench/generate.py: the shapes `make bench` measures)
 
 SOURCES = fuzzlib.reader_sources()
 
@@ -114,3 +120,52 @@ def test_the_one_regex_brace_match_agrees_with_the_brace_scan_on_real_ir():
                 max_size=60).map("".join))
 def test_the_one_regex_brace_match_agrees_with_the_brace_scan_on_brace_soup(text):
     _one_regex_matches_agree_with_the_brace_scan(text)
+
+
+def _top_level_read(text: str, plain_units: bool):
+    """What a lazy read gives (each top-level op's name, extent, skipped regions and children; the
+    syntax issues), with or without `Reader._read_plain_unit`'s path for plain one-line headers."""
+    from mlir_lsp_asserts.syntax import reader, statements
+    from mlir_lsp_asserts.syntax.parsed_text import parse
+
+    saved = reader.Reader._read_plain_unit
+    if not plain_units:
+        reader.Reader._read_plain_unit = lambda self, pos, parent: None
+    try:
+        parsed = parse(text)
+    finally:
+        reader.Reader._read_plain_unit = saved
+    units = []
+    for _chunk, op in parsed.units():
+        children = [(list(c.opens), list(c.closes)) for c in
+                    (statements.region_children(text, r, c) for r, c in zip(op.lazy_regions, op.lazy_children,
+                                                                            strict=True))]
+        units.append((op.name, op.start, op.end, op.name_start, op.generic, list(op.lazy_regions), children))
+    return units, sorted((i.start, i.end, i.message) for i in parsed.issues)
+
+
+def test_plain_unit_headers_read_as_the_token_loop_reads_them_on_real_ir():
+    """The one-match read of a plain top-level op gives what the token loop gives, on the reader's
+    sources (real IR) and on a module of many small functions."""
+    edges = [  # where the token loop must read on (the op continues) or the header is not plain
+        "func.func @f() {\n  return\n}\n-> i32\nfunc.func @g() {\n}\n",
+        "func.func @f() {\n}\nattributes {a}\n",
+        "foo.op @x {a = 1}\nfunc.func @f() {\n}\n",
+        "foo.region {\n  bar.op\n} : i32\nfunc.func @f() {\n}\n",
+        "func.func @f() cf.assert {\n  cf.assert %c, \"m\"\n}\n",
+        "%0 = foo.unit {\n  bar.op\n}\nmodule {\n  func.func @f() {\n    %x = a.b : i32\n  }\n}\n",
+        "func.func @big() {\n" + "  %0 = arith.constant 0 : i32\n" * 3000 + "}\n",
+        "func.func @f() {\n}",
+        "func.func @f() {\n} {\n}\n",
+    ]
+    texts = [*SOURCES, *edges, generate.generate_small_functions(200_000)[0]]
+    assert sum(len(_top_level_read(t, True)[0]) for t in texts) > 1000
+    for t in texts:
+        assert _top_level_read(t, True) == _top_level_read(t, False)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(mutated())
+def test_plain_unit_headers_read_as_the_token_loop_reads_them_on_mutated_ir(text):
+    assert _top_level_read(text, True) == _top_level_read(text, False)

@@ -54,6 +54,13 @@ BALANCED = re.compile(_balanced(BALANCED_DEPTH))
 # (85,000 in 50 MB: their brace scan was a third of a server's open). A larger one is scanned by
 # `_skip_braces`, which also records its child pairs (a big function is read statement by statement).
 BALANCED_CHARS = 64 * 1024
+# A top-level op whose header is one plain line: a bare name, then text without strings, comments,
+# brackets or braces, parentheses one level deep, and the `{` of its region at the line's end
+# (`func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {`). `Reader._read_plain_unit` reads such an
+# op with this match and BALANCED (its body) where the token loop took a dozen steps.
+_PLAIN = r'[^\n{}()\[\]"/]*+'
+PLAIN_UNIT_HEAD = re.compile(r"[A-Za-z_][\w$.\-]*" + _PLAIN + r"(?:\(" + _PLAIN + r"\)" + _PLAIN + r")*+\{")
+LINE_REST = re.compile(r"[ \t]*\n")
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
 skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
@@ -246,6 +253,8 @@ class Reader:
             name = m.group(0)[1:-1]
             generic = True
         else:
+            if not results and self.lazy and (plain := self._read_plain_unit(pos, parent)) is not None:
+                return plain
             m = BARE_ID.match(text, pos, end)
             if m is None:
                 stop = self._line_end(pos)
@@ -255,6 +264,30 @@ class Reader:
         op = Op(name, start, m.end(), name_start, results, generic, parent)
         pos = self._read_op_body(m.end(), op)
         return op, pos
+
+    def _read_plain_unit(self, pos: int, parent: Op | None) -> tuple[Op, int] | None:
+        """A top-level op with a plain one-line header (PLAIN_UNIT_HEAD) and a small region that
+        ends its line, read as `_read_op_body` reads it, in three matches; None for any other op
+        (then the token loop reads it). The many small functions of a large module are such ops."""
+        text, end = self.text, self.end
+        head = PLAIN_UNIT_HEAD.match(text, pos, end)
+        if head is None:
+            return None
+        brace = head.end() - 1
+        body = BALANCED.match(text, brace, min(end, brace + BALANCED_CHARS))
+        if body is None:
+            return None
+        close = body.end()
+        rest = LINE_REST.match(text, close, end)
+        if rest is None or not self.is_region(brace) or text.find("cf.assert", pos, brace) != -1:
+            return None
+        name = BARE_ID.match(text, pos, end)
+        assert name is not None, "PLAIN_UNIT_HEAD starts with a bare identifier"
+        op = Op(name.group(0), pos, name.end(), pos, NO_RESULTS, False, parent)
+        if not is_unit(op) or self.continues(close, rest.end()):
+            return None
+        op.lazy_regions, op.lazy_children, op.end = [(brace, close)], [None], close
+        return op, rest.end()
 
     def _read_op_body(self, pos: int, op: Op) -> int:
         """Scan from after the op name to its end; read or skip its regions. Sets `op.end`."""
