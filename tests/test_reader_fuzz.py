@@ -10,8 +10,10 @@ oracle for a million inputs with atheris (coverage-guided); the figures are in i
 
 from __future__ import annotations
 
+import re
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
@@ -169,3 +171,48 @@ def test_plain_unit_headers_read_as_the_token_loop_reads_them_on_real_ir():
 @given(mutated())
 def test_plain_unit_headers_read_as_the_token_loop_reads_them_on_mutated_ir(text):
     assert _top_level_read(text, True) == _top_level_read(text, False)
+
+
+def _read_everything(text: str) -> tuple:
+    """Every op of a full read and of a lazy read (name, extent), the syntax issues, and the child
+    pairs of each top-level op's regions."""
+    from mlir_lsp_asserts.syntax import statements
+    from mlir_lsp_asserts.syntax.parsed_text import parse
+
+    def ops(parsed):
+        return [(o.name, o.start, o.end) for _c, u in parsed.units() for o in u.walk()]
+
+    lazy = parse(text)
+    pairs = [(list(p.opens), list(p.closes)) for _c, u in lazy.units() for r, c in
+             zip(u.lazy_regions, u.lazy_children, strict=True)
+             for p in [statements.region_children(text, r, c)]]
+    full = parse(text, lazy=False)
+    return ops(full), sorted((i.start, i.end, i.message) for i in full.issues), ops(lazy), pairs
+
+
+LONG_HEX = "0x" + "5A" * 3000  # 6 KB: past reader.LONG_STRING, read with str.find
+
+
+@pytest.mark.parametrize("inside", [
+    f'"{LONG_HEX}"', f'"{LONG_HEX}{{}}}}"', f'"{LONG_HEX}\\"{{"', f'"{LONG_HEX}\\\\"', f'"{LONG_HEX}',
+    f'"{LONG_HEX[:10]}\\n{LONG_HEX}"', f'"{LONG_HEX}\n  }}\n', f'"{LONG_HEX}" // "{{',
+])
+def test_long_strings_read_as_the_regex_reads_them(monkeypatch, inside):
+    """A string of 4 KB or more is measured with str.find (the hex of a dense literal): the read
+    (ops, issues, child pairs) is the one the regex alone gives, for closed, escaped, unterminated
+    strings and strings with braces in them, in an op, a block label and a nested region."""
+    from mlir_lsp_asserts.syntax import reader, statements
+
+    text = (f'func.func @f() {{\n  %0 = arith.constant dense<{inside}> : tensor<4xf32>\n'
+            f'  %1 = scf.execute_region -> i32 {{\n  ^bb0(%x: i32 {{a = {inside}}}):\n'
+            f'    scf.yield %x : i32\n  }}\n  "foo.bar"() ({{\n  "x.y"() {{s = {inside}}} : () -> ()\n'
+            f'  }}) : () -> ()\n'
+            f'  return\n}}\nfunc.func @g() {{\n  cf.assert %c, {inside}\n}}\n')
+    fast = _read_everything(text)
+    plain = lambda p: re.compile(p.pattern.split("|", 1)[1])  # noqa: E731 - without the `long` alternative
+    monkeypatch.setattr(reader, "TOKEN", re.compile(
+        "(?P<long>$^)|" + plain(reader.TOKEN).pattern))  # the group stays, never matches
+    monkeypatch.setattr(reader, "BRACES", re.compile("(?P<long>$^)|" + plain(reader.BRACES).pattern))
+    monkeypatch.setattr(statements, "BRACES", reader.BRACES)
+    assert fast == _read_everything(text)
+    assert len(fast[0]) >= 4

@@ -32,8 +32,14 @@ class Matches(Protocol):  # `re.Pattern.match` of a pattern that matches the emp
 DEEP_RECURSION = 40000
 
 # Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
-TOKEN = re.compile(f'"{STRING_BODY}(")?' + r"|//[^\n]*|[{}()\[\]\n]")
-BRACES = re.compile(f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
+# A string of LONG_STRING characters or more (the hex of a dense literal: 16 MB on one line) is
+# matched by its opening quote alone (group `long`) and its end found by `string_end` with str.find
+# (memchr speed) instead of by the regex engine (100 ms per 16 MB).
+LONG_STRING = 4096
+_LONG = r'(?P<long>"(?=[^"\\\n]{' + str(LONG_STRING) + '}))|'
+TOKEN = re.compile(_LONG + f'"{STRING_BODY}(?P<closed>")?' + r"|//[^\n]*|[{}()\[\]\n]")
+BRACES = re.compile(_LONG + f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
+STRING_TOKEN = re.compile(f'"{STRING_BODY}(")?')
 # A `{...}` whose braces balance within BALANCED_DEPTH levels, matched by the regex engine alone
 # (C speed): the same tokens as BRACES (a string, possibly unterminated, or a comment hides its
 # braces). Possessive quantifiers and atomic groups: a text it does not fit (deeper nesting, an
@@ -81,6 +87,20 @@ CONTINUATION_WORDS = frozenset(
     indexing_maps iterator_types lowering_config translation_info uses_of in at on
     default case and or unique_id""".split()
 )
+
+
+def string_end(text: str, s: int, end: int) -> tuple[int, bool]:
+    """Where the string token at `s` ends (as `"STRING_BODY"?` matches it, before `end`) and
+    whether its closing quote is there. A string without backslashes is measured with str.find."""
+    q = text.find('"', s + 1, end)
+    limit = end if q == -1 else q
+    if (nl := text.find("\n", s + 1, limit)) != -1:
+        limit = nl
+    if text.find("\\", s + 1, limit) == -1:
+        return (limit + 1, True) if limit == q else (limit, False)
+    m = STRING_TOKEN.match(text, s, end)
+    assert m is not None, "a quote starts a string token"
+    return m.end(), m.group(1) is not None
 
 
 class Reader:
@@ -321,12 +341,16 @@ class Reader:
                 pos = s + 1
                 continue
             if c == '"':
-                if nesting == 0 and m.group(0) == '"cf.assert"' and text.startswith("(", m.end()):
-                    op.end = last
-                    return s
-                if m.group(1) is None:
-                    self._issue(s, m.end(), "unterminated string")
-                last = pos = m.end()
+                if m.lastgroup == "long":
+                    token_end, closed = string_end(text, s, end)
+                else:
+                    token_end, closed = m.end(), m.group("closed") is not None
+                    if nesting == 0 and m.group(0) == '"cf.assert"' and text.startswith("(", token_end):
+                        op.end = last
+                        return s
+                if not closed:
+                    self._issue(s, token_end, "unterminated string")
+                last = pos = token_end
                 continue
             if c == "/":
                 pos = m.end()
@@ -445,18 +469,25 @@ class Reader:
         text, end = self.text, self.end
         depth = 0
         opens, closes = (children.opens, children.closes) if children is not None else (None, None)
-        for m in BRACES.finditer(text, brace, end):
-            c = text[m.start()]
-            if c == "{":
-                depth += 1
-                if depth == 2 and opens is not None:
-                    opens.append(m.start())
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return m.end()
-                if depth == 1 and closes is not None:
-                    closes.append(m.end())
+        pos = brace
+        while pos < end:  # once more after each long string (`string_end`), else one pass
+            for m in BRACES.finditer(text, pos, end):
+                c = text[m.start()]
+                if c == "{":
+                    depth += 1
+                    if depth == 2 and opens is not None:
+                        opens.append(m.start())
+                elif c == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return m.end()
+                    if depth == 1 and closes is not None:
+                        closes.append(m.end())
+                elif m.lastgroup == "long":
+                    pos = string_end(text, m.start(), end)[0]
+                    break
+            else:
+                break
         if children is not None:
             del children.opens[len(children.closes):]  # a pair left open at the end of the text
         self._issue(brace, brace + 1, "'{' is never closed")
@@ -466,15 +497,23 @@ class Reader:
         """Offset of the `)` matching the `(` at p (or end of line on error)."""
         text, end = self.text, self.end
         depth = 0
-        for m in TOKEN.finditer(text, p, end):
-            c = text[m.start()]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    return m.start()
-            elif c in "{}":
+        pos = p
+        while pos < end:  # once more after each long string (`string_end`), else one pass
+            for m in TOKEN.finditer(text, pos, end):
+                c = text[m.start()]
+                if c == "(":
+                    depth += 1
+                elif c == ")":
+                    depth -= 1
+                    if depth == 0:
+                        return m.start()
+                elif c in "{}":
+                    pos = end
+                    break
+                elif m.lastgroup == "long":
+                    pos = string_end(text, m.start(), end)[0]
+                    break
+            else:
                 break
         self._issue(p, p + 1, "unmatched '('")
         return self._line_end(p)
