@@ -150,15 +150,17 @@ def test_plain_unit_headers_read_as_the_token_loop_reads_them_on_real_ir():
     """The one-match read of a plain top-level op gives what the token loop gives, on the reader's
     sources (real IR) and on a module of many small functions."""
     edges = [  # where the token loop must read on (the op continues) or the header is not plain
-        "func.func @f() {\n  return\n}\n-> i32\nfunc.func @g() {\n}\n",
-        "func.func @f() {\n}\nattributes {a}\n",
-        "foo.op @x {a = 1}\nfunc.func @f() {\n}\n",
-        "foo.region {\n  bar.op\n} : i32\nfunc.func @f() {\n}\n",
+        "func.func @f() {\n  return\n}\n-> i32\nfunc.func @g() {\n  return\n}\n",
+        "func.func @f() {\n  return\n}\nattributes {a}\n",
+        "func.func @f() {\n  return\n}\nfoo.bar = 1\nfunc.func @g() {\n  return\n}\n"
+        "  // c\nfunc.func @h() {\n  return\n}\n}\n",
+        "foo.op @x {a = 1}\nfunc.func @f() {\n  return\n}\n",
+        "foo.region {\n  bar.op\n} : i32\nfunc.func @f() {\n  return\n}\n",
         "func.func @f() cf.assert {\n  cf.assert %c, \"m\"\n}\n",
         "%0 = foo.unit {\n  bar.op\n}\nmodule {\n  func.func @f() {\n    %x = a.b : i32\n  }\n}\n",
         "func.func @big() {\n" + "  %0 = arith.constant 0 : i32\n" * 3000 + "}\n",
-        "func.func @f() {\n}",
-        "func.func @f() {\n} {\n}\n",
+        "func.func @f() {\n  return\n}",
+        "func.func @f() {\n  return\n} {\n  return\n}\n",
     ]
     texts = [*SOURCES, *edges, generate.generate_small_functions(200_000)[0]]
     assert sum(len(_top_level_read(t, True)[0]) for t in texts) > 1000

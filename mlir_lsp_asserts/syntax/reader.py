@@ -67,6 +67,9 @@ BALANCED_CHARS = 64 * 1024
 _PLAIN = r'[^\n{}()\[\]"/]*+'
 PLAIN_UNIT_HEAD = re.compile(r"[A-Za-z_][\w$.\-]*" + _PLAIN + r"(?:\(" + _PLAIN + r"\)" + _PLAIN + r")*+\{")
 LINE_REST = re.compile(r"[ \t]*\n")
+# What surely does not continue an op after its `}` (`Reader.continues` says False): the end, a
+# `}`, or a dotted op name not followed by `=` (the next function).
+NOT_CONTINUED = re.compile(r"\s*+(?:\}|\Z|[A-Za-z_][\w$\-]*+\.[\w$.\-]*+[ \t]*+(?:[^=]|\Z))")
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
 skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
@@ -304,10 +307,11 @@ class Reader:
         name = BARE_ID.match(text, pos, end)
         assert name is not None, "PLAIN_UNIT_HEAD starts with a bare identifier"
         op = Op(name.group(0), pos, name.end(), pos, NO_RESULTS, False, parent)
-        if not is_unit(op) or self.continues(close, rest.end()):
+        nxt = rest.end()
+        if not is_unit(op) or (NOT_CONTINUED.match(text, nxt, end) is None and self.continues(close, nxt)):
             return None
         op.lazy_regions, op.lazy_children, op.end = [(brace, close)], [None], close
-        return op, rest.end()
+        return op, nxt
 
     def _read_op_body(self, pos: int, op: Op) -> int:
         """Scan from after the op name to its end; read or skip its regions. Sets `op.end`."""
