@@ -211,10 +211,9 @@ def test_long_strings_read_as_the_regex_reads_them(monkeypatch, inside):
             f'  }}) : () -> ()\n'
             f'  return\n}}\nfunc.func @g() {{\n  cf.assert %c, {inside}\n}}\n')
     fast = _read_everything(text)
-    plain = lambda p: re.compile(p.pattern.split("|", 1)[1])  # noqa: E731 - without the `long` alternative
-    monkeypatch.setattr(reader, "TOKEN", re.compile(
-        "(?P<long>$^)|" + plain(reader.TOKEN).pattern))  # the group stays, never matches
-    monkeypatch.setattr(reader, "BRACES", re.compile("(?P<long>$^)|" + plain(reader.BRACES).pattern))
+    never = "(?P<long>(?!))|"  # the group stays, never matches: every string read by the regex alone
+    monkeypatch.setattr(reader, "TOKEN", re.compile(reader.TOKEN.pattern.replace(reader._LONG, never)))
+    monkeypatch.setattr(reader, "BRACES", re.compile(reader.BRACES.pattern.replace(reader._LONG, never)))
     monkeypatch.setattr(statements, "BRACES", reader.BRACES)
     assert fast == _read_everything(text)
     assert len(fast[0]) >= 4

@@ -36,9 +36,12 @@ DEEP_RECURSION = 40000
 # matched by its opening quote alone (group `long`) and its end found by `string_end` with str.find
 # (memchr speed) instead of by the regex engine (100 ms per 16 MB).
 LONG_STRING = 4096
-_LONG = r'(?P<long>"(?=[^"\\\n]{' + str(LONG_STRING) + '}))|'
-TOKEN = re.compile(_LONG + f'"{STRING_BODY}(?P<closed>")?' + r"|//[^\n]*|[{}()\[\]\n]")
-BRACES = re.compile(_LONG + f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
+# The quote of a long string (group `long`, the lookahead matches nothing) is tried inside the
+# string alternative, not as an alternative of its own: that kept the regex's fast scan to the
+# next quote, comment or bracket (as an alternative of its own it made the scan 50 % slower).
+_LONG = r'(?P<long>(?=[^"\\\n]{' + str(LONG_STRING) + '}))|'
+TOKEN = re.compile(f'"(?:{_LONG}{STRING_BODY}(?P<closed>")?)' + r"|//[^\n]*|[{}()\[\]\n]")
+BRACES = re.compile(f'"(?:{_LONG}{STRING_BODY}"?)' + r"|//[^\n]*|[{}]")
 STRING_TOKEN = re.compile(f'"{STRING_BODY}(")?')
 # A `{...}` whose braces balance within BALANCED_DEPTH levels, matched by the regex engine alone
 # (C speed): the same tokens as BRACES (a string, possibly unterminated, or a comment hides its
