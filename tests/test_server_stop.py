@@ -197,3 +197,32 @@ async def test_a_killed_server_leaves_no_process_and_the_next_start_removes_its_
         await wait_until(lambda: not any(p.exists() for p in folders), timeout=30)
         assert not [p for p in folders if p.exists()], "the next server start left a dead server's folders"
     assert live.is_dir(), "a live process's folder was removed"
+
+
+LATE_ANSWER = """
+import os, threading
+from mlir_lsp_asserts.server.app import MlirLspServer
+from mlir_lsp_asserts.server.transport import LockedStdoutWriter
+r, w = os.pipe()
+ls = MlirLspServer()
+out = os.fdopen(w, "wb")
+ls.protocol.set_writer(LockedStdoutWriter(out))
+out.close()  # what `exit` does (pygls closes the writer) while a threaded request still runs
+t = threading.Thread(target=ls.protocol._send_response, args=(7, {"count": 1}))
+t.start()
+t.join(60)
+print("alive" if t.is_alive() else "done")
+"""
+
+
+def test_an_answer_finished_after_exit_is_dropped_quietly():
+    """A threaded request (a count cut short by `shutdown`) may finish after `exit` closed stdout.
+    Its answer is dropped with one log line. pygls reported the failed write by sending a message
+    through the same closed stream, recursively: 11 MB of tracebacks on stderr, and a server that
+    never exited when its client did not read stderr (a test run hung on it)."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", LATE_ANSWER], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "done", run.stderr[-2000:]
+    assert len(run.stderr) < 2000, f"{len(run.stderr)} characters on stderr: {run.stderr[:600]}"

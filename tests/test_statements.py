@@ -40,6 +40,7 @@ def _statement_mismatches(text: str) -> tuple[int, list[str]]:
             if len(region.blocks) != 1:
                 continue
             hi = close - 1 if text[close - 1] == "}" else close
+            pairs = statements.region_children(text, (s, close), pairs)  # recorded by the reader when large
             bs = BlockStatements(text, s + 1, hi, Op(lu.name, 0, 0, 0, [], lu.generic, lu.parent), pairs)
             for op in region.blocks[0].ops:
                 n += 1
@@ -111,7 +112,8 @@ def test_the_line_rule_on_continuations_labels_and_nested_regions():
     full = parse(text, lazy=False)
     func = full.units()[0][1]
     lazy = parse(text).units()[0][1]
-    (s, close), pairs = lazy.lazy_regions[0], lazy.lazy_children[0]
+    (s, close) = lazy.lazy_regions[0]
+    pairs = statements.region_children(text, (s, close), lazy.lazy_children[0])
     bs = BlockStatements(text, s + 1, close - 1, Op("func.func", 0, 0, 0, []), pairs)
     want = [op for b in func.regions[0].blocks for op in b.ops]
     for op in want:

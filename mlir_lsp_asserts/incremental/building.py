@@ -118,15 +118,15 @@ class PieceMaker:
         if text[closer_ls:close - 1].strip() or code_end(text, close, line_end) != close:
             return None  # the `}` does not stand alone on its line
         unit = BigUnit(op, brace - s, close - brace)
-        bs = BlockStatements(text, brace + 1, close - 1, Op(op.name, 0, 0, 0, [], op.generic, op.parent),
-                             op.lazy_children[0])
+        children = statements.region_children(text, (brace, close), op.lazy_children[0])
+        bs = BlockStatements(text, brace + 1, close - 1, Op(op.name, 0, 0, 0, [], op.generic, op.parent), children)
         cuts = [header_end, *cut_points(bs, header_end, closer_ls), closer_ls]
-        labels = block_labels(text, brace + 1, close - 1, op.lazy_children[0])
+        labels = block_labels(text, brace + 1, close - 1, children)
         pieces = [view_piece(text, s, header_end, False, "header", unit)]
         for a, b in itertools.pairwise(cuts):
             if a < b:
                 p = view_piece(text, a, b, True, "body", unit)
-                p.pairs = slice_pairs(op.lazy_children[0], a, b)
+                p.pairs = slice_pairs(children, a, b)
                 p.labels = holds(labels, a, b)
                 self.check_body(p)
                 pieces.append(p)

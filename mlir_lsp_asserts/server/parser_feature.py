@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..processes import death_signal, signal_name
+from .debouncer import Debouncer
 from .protocol import Server
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def real_diagnostics(text: str) -> list[types.Diagnostic]:
 
 class ParserDiagnostics:
     def __init__(self):
-        self.timers: dict[str, threading.Timer] = {}
+        self.pending = Debouncer("mlir-lsp parse")  # the parses due after a pause in typing
         self.results: dict[str, tuple[Stamp, list[types.Diagnostic]]] = {}  # uri -> (stamp, diagnostics)
         self.lock = threading.Lock()
         self.enabled = True
@@ -85,8 +86,7 @@ class ParserDiagnostics:
         """The server is ending: timers dropped, children killed, none started again. Takes no
         lock: the SIGTERM handler runs on the loop's thread, which may hold `self.lock`."""
         self.stopped = True
-        for t in list(self.timers.values()):
-            t.cancel()
+        self.pending.stop()
         for proc in list(self.children.values()):
             if proc.poll() is None:
                 proc.kill()
@@ -98,10 +98,7 @@ class ParserDiagnostics:
             self._replace(uri)
             if not self.enabled or self.stopped:
                 return
-            t = threading.Timer(DEBOUNCE_SECONDS, self._run, args=(ls, uri, self.serials[uri]))
-            t.daemon = True
-            self.timers[uri] = t
-            t.start()
+            self.pending.schedule(uri, DEBOUNCE_SECONDS, self._run, ls, uri, self.serials[uri])
 
     def _run(self, ls: Server, uri: str, serial: int) -> None:
         got = ls.snapshot_parts(uri)
@@ -189,9 +186,7 @@ class ParserDiagnostics:
 
     def _replace(self, uri: str) -> None:
         """(with `lock` held) `uri`'s pending parse dropped, its child killed, a new serial."""
-        old = self.timers.pop(uri, None)
-        if old:
-            old.cancel()
+        self.pending.cancel(uri)
         self._kill_child(uri)
         self.serial += 1
         self.serials[uri] = self.serial

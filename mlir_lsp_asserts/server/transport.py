@@ -185,15 +185,34 @@ class MlirLspProtocol(LanguageServerProtocol):
 class LockedStdoutWriter(StdoutWriter):
     """pygls's stdout writer, one message at a time: answers of threaded requests are written
     from their worker threads, and two large ones written at once interleaved on the pipe (the
-    client read "Invalid control character" 128 KB into a message)."""
+    client read "Invalid control character" 128 KB into a message).
+
+    A message written after `exit` closed the stream (the answer of a request still running
+    then) is dropped with one log line: pygls reported the failed write by writing a message
+    to the same stream, recursively (11 MB of tracebacks, and a server that never exited when
+    nobody read its stderr)."""
 
     def __init__(self, stdout):
         super().__init__(stdout)
         self._lock = threading.Lock()
+        self.closed = False
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            super().close()
 
     def write(self, data: bytes) -> None:
         with self._lock:
-            super().write(data)
+            if self.closed:
+                return log.info("the client's stream is closed; a message of %d bytes was not sent", len(data))
+            try:
+                super().write(data)
+            except BrokenPipeError:
+                raise  # the client is gone: pygls and `run_stdio` end the server on it
+            except (ValueError, OSError):  # closed under us, or the stream failed: said once
+                self.closed = True
+                log.info("the client's stream is closed; a message of %d bytes was not sent", len(data))
 
 
 def widen_pipe(stream) -> None:

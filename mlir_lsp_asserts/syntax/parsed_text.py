@@ -108,6 +108,7 @@ class ParsedText:
         op.regions = []
         for (s, close), pairs in zip(lazy, children, strict=False):
             hi = close - 1 if close > s + 1 and text[close - 1] == "}" else close
+            pairs = statements.region_children(text, (s, close), pairs)
             out.append(BlockStatements(text, s + 1, hi, op, pairs, Region(s, close), chunk.reader.issues))
         return out
 

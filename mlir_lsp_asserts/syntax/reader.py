@@ -32,8 +32,47 @@ class Matches(Protocol):  # `re.Pattern.match` of a pattern that matches the emp
 DEEP_RECURSION = 40000
 
 # Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
-TOKEN = re.compile(f'"{STRING_BODY}(")?' + r"|//[^\n]*|[{}()\[\]\n]")
-BRACES = re.compile(f'"{STRING_BODY}"?' + r"|//[^\n]*|[{}]")
+# A string of LONG_STRING characters or more (the hex of a dense literal: 16 MB on one line) is
+# matched by its opening quote alone (group `long`) and its end found by `string_end` with str.find
+# (memchr speed) instead of by the regex engine (100 ms per 16 MB).
+LONG_STRING = 4096
+# The quote of a long string (group `long`, the lookahead matches nothing) is tried inside the
+# string alternative, not as an alternative of its own: that kept the regex's fast scan to the
+# next quote, comment or bracket (as an alternative of its own it made the scan 50 % slower).
+_LONG = r'(?P<long>(?=[^"\\\n]{' + str(LONG_STRING) + '}))|'
+TOKEN = re.compile(f'"(?:{_LONG}{STRING_BODY}(?P<closed>")?)' + r"|//[^\n]*|[{}()\[\]\n]")
+BRACES = re.compile(f'"(?:{_LONG}{STRING_BODY}"?)' + r"|//[^\n]*|[{}]")
+STRING_TOKEN = re.compile(f'"{STRING_BODY}(")?')
+# A `{...}` whose braces balance within BALANCED_DEPTH levels, matched by the regex engine alone
+# (C speed): the same tokens as BRACES (a string, possibly unterminated, or a comment hides its
+# braces). Possessive quantifiers and atomic groups: a text it does not fit (deeper nesting, an
+# unclosed brace) fails in one pass, never by backtracking, and `_skip_braces` reads it instead.
+_BRACE_FREE = r'(?>[^{}"/]++|"' + STRING_BODY + r'"?|//[^\n]*+|/)'
+BALANCED_DEPTH = 6
+
+
+def _balanced(depth: int) -> str:
+    inner = r"\{" + _BRACE_FREE + r"*+\}"
+    for _ in range(depth - 1):
+        inner = r"\{(?:" + _BRACE_FREE + "|" + inner + r")*+\}"
+    return inner
+
+
+BALANCED = re.compile(_balanced(BALANCED_DEPTH))
+# Regions up to this size are matched by BALANCED first: the small functions of a module of many
+# (85,000 in 50 MB: their brace scan was a third of a server's open). A larger one is scanned by
+# `_skip_braces`, which also records its child pairs (a big function is read statement by statement).
+BALANCED_CHARS = 64 * 1024
+# A top-level op whose header is one plain line: a bare name, then text without strings, comments,
+# brackets or braces, parentheses one level deep, and the `{` of its region at the line's end
+# (`func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {`). `Reader._read_plain_unit` reads such an
+# op with this match and BALANCED (its body) where the token loop took a dozen steps.
+_PLAIN = r'[^\n{}()\[\]"/]*+'
+PLAIN_UNIT_HEAD = re.compile(r"[A-Za-z_][\w$.\-]*" + _PLAIN + r"(?:\(" + _PLAIN + r"\)" + _PLAIN + r")*+\{")
+LINE_REST = re.compile(r"[ \t]*\n")
+# What surely does not continue an op after its `}` (`Reader.continues` says False): the end, a
+# `}`, or a dotted op name not followed by `=` (the next function).
+NOT_CONTINUED = re.compile(r"\s*+(?:\}|\Z|[A-Za-z_][\w$\-]*+\.[\w$.\-]*+[ \t]*+(?:[^=]|\Z))")
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
 skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
@@ -54,6 +93,20 @@ CONTINUATION_WORDS = frozenset(
     indexing_maps iterator_types lowering_config translation_info uses_of in at on
     default case and or unique_id""".split()
 )
+
+
+def string_end(text: str, s: int, end: int) -> tuple[int, bool]:
+    """Where the string token at `s` ends (as `"STRING_BODY"?` matches it, before `end`) and
+    whether its closing quote is there. A string without backslashes is measured with str.find."""
+    q = text.find('"', s + 1, end)
+    limit = end if q == -1 else q
+    if (nl := text.find("\n", s + 1, limit)) != -1:
+        limit = nl
+    if text.find("\\", s + 1, limit) == -1:
+        return (limit + 1, True) if limit == q else (limit, False)
+    m = STRING_TOKEN.match(text, s, end)
+    assert m is not None, "a quote starts a string token"
+    return m.end(), m.group(1) is not None
 
 
 class Reader:
@@ -226,6 +279,8 @@ class Reader:
             name = m.group(0)[1:-1]
             generic = True
         else:
+            if not results and self.lazy and (plain := self._read_plain_unit(pos, parent)) is not None:
+                return plain
             m = BARE_ID.match(text, pos, end)
             if m is None:
                 stop = self._line_end(pos)
@@ -235,6 +290,31 @@ class Reader:
         op = Op(name, start, m.end(), name_start, results, generic, parent)
         pos = self._read_op_body(m.end(), op)
         return op, pos
+
+    def _read_plain_unit(self, pos: int, parent: Op | None) -> tuple[Op, int] | None:
+        """A top-level op with a plain one-line header (PLAIN_UNIT_HEAD) and a small region that
+        ends its line, read as `_read_op_body` reads it, in three matches; None for any other op
+        (then the token loop reads it). The many small functions of a large module are such ops."""
+        text, end = self.text, self.end
+        head = PLAIN_UNIT_HEAD.match(text, pos, end)
+        if head is None:
+            return None
+        brace = head.end() - 1
+        body = BALANCED.match(text, brace, min(end, brace + BALANCED_CHARS))
+        if body is None:
+            return None
+        close = body.end()
+        rest = LINE_REST.match(text, close, end)
+        if rest is None or not self.is_region(brace) or text.find("cf.assert", pos, brace) != -1:
+            return None
+        name = BARE_ID.match(text, pos, end)
+        assert name is not None, "PLAIN_UNIT_HEAD starts with a bare identifier"
+        op = Op(name.group(0), pos, name.end(), pos, NO_RESULTS, False, parent)
+        nxt = rest.end()
+        if not is_unit(op) or (NOT_CONTINUED.match(text, nxt, end) is None and self.continues(close, nxt)):
+            return None
+        op.lazy_regions, op.lazy_children, op.end = [(brace, close)], [None], close
+        return op, nxt
 
     def _read_op_body(self, pos: int, op: Op) -> int:
         """Scan from after the op name to its end; read or skip its regions. Sets `op.end`."""
@@ -268,12 +348,16 @@ class Reader:
                 pos = s + 1
                 continue
             if c == '"':
-                if nesting == 0 and m.group(0) == '"cf.assert"' and text.startswith("(", m.end()):
-                    op.end = last
-                    return s
-                if m.group(1) is None:
-                    self._issue(s, m.end(), "unterminated string")
-                last = pos = m.end()
+                if m.lastgroup == "long":
+                    token_end, closed = string_end(text, s, end)
+                else:
+                    token_end, closed = m.end(), m.group("closed") is not None
+                    if nesting == 0 and m.group(0) == '"cf.assert"' and text.startswith("(", token_end):
+                        op.end = last
+                        return s
+                if not closed:
+                    self._issue(s, token_end, "unterminated string")
+                last = pos = token_end
                 continue
             if c == "/":
                 pos = m.end()
@@ -292,8 +376,12 @@ class Reader:
             if c == "{":
                 if self.is_region(s):
                     if self.lazy and is_unit(op):
-                        children = ChildPairs()
-                        close = self._skip_braces(s, children)
+                        children: ChildPairs | None = None  # not recorded for a small region
+                        if (b := BALANCED.match(text, s, min(end, s + BALANCED_CHARS))) is not None:
+                            close = b.end()
+                        else:
+                            children = ChildPairs()
+                            close = self._skip_braces(s, children)
                         if not (isinstance(op.lazy_regions, list) and isinstance(op.lazy_children, list)):
                             op.lazy_regions, op.lazy_children = [], []
                         op.lazy_regions.append((s, close))
@@ -306,7 +394,8 @@ class Reader:
                             op.regions = []
                         op.regions.append(region)
                 else:
-                    last = pos = self._skip_braces(s)
+                    b = BALANCED.match(text, s, min(end, s + BALANCED_CHARS))
+                    last = pos = b.end() if b is not None else self._skip_braces(s)
                 continue
             # c == "}": the enclosing region ends inside this op's line
             if nesting:
@@ -387,18 +476,25 @@ class Reader:
         text, end = self.text, self.end
         depth = 0
         opens, closes = (children.opens, children.closes) if children is not None else (None, None)
-        for m in BRACES.finditer(text, brace, end):
-            c = text[m.start()]
-            if c == "{":
-                depth += 1
-                if depth == 2 and opens is not None:
-                    opens.append(m.start())
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return m.end()
-                if depth == 1 and closes is not None:
-                    closes.append(m.end())
+        pos = brace
+        while pos < end:  # once more after each long string (`string_end`), else one pass
+            for m in BRACES.finditer(text, pos, end):
+                c = text[m.start()]
+                if c == "{":
+                    depth += 1
+                    if depth == 2 and opens is not None:
+                        opens.append(m.start())
+                elif c == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return m.end()
+                    if depth == 1 and closes is not None:
+                        closes.append(m.end())
+                elif m.lastgroup == "long":
+                    pos = string_end(text, m.start(), end)[0]
+                    break
+            else:
+                break
         if children is not None:
             del children.opens[len(children.closes):]  # a pair left open at the end of the text
         self._issue(brace, brace + 1, "'{' is never closed")
@@ -408,15 +504,23 @@ class Reader:
         """Offset of the `)` matching the `(` at p (or end of line on error)."""
         text, end = self.text, self.end
         depth = 0
-        for m in TOKEN.finditer(text, p, end):
-            c = text[m.start()]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    return m.start()
-            elif c in "{}":
+        pos = p
+        while pos < end:  # once more after each long string (`string_end`), else one pass
+            for m in TOKEN.finditer(text, pos, end):
+                c = text[m.start()]
+                if c == "(":
+                    depth += 1
+                elif c == ")":
+                    depth -= 1
+                    if depth == 0:
+                        return m.start()
+                elif c in "{}":
+                    pos = end
+                    break
+                elif m.lastgroup == "long":
+                    pos = string_end(text, m.start(), end)[0]
+                    break
+            else:
                 break
         self._issue(p, p + 1, "unmatched '('")
         return self._line_end(p)

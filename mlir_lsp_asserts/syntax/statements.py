@@ -25,7 +25,7 @@ import bisect
 import re
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
-from .reader import BRACES, Reader, skip_ws
+from .reader import BRACES, Reader, skip_ws, string_end
 from .tokens import STRING_BODY
 
 # Blocks above this are read statement by statement on demand (tests lower it).
@@ -61,21 +61,37 @@ def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
     depth = 0
     balanced = True
     open_at = 0
-    for m in BRACES.finditer(text, lo, hi):
-        c = text[m.start()]
-        if c == "{":
-            if depth == 0:
-                open_at = m.start()
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                pairs.opens.append(open_at)
-                pairs.closes.append(m.end())
-            elif depth < 0:
-                balanced = False
-                depth = 0
+    pos = lo
+    while pos < hi:  # once more after each long string (`reader.string_end`), else one pass
+        for m in BRACES.finditer(text, pos, hi):
+            c = text[m.start()]
+            if c == "{":
+                if depth == 0:
+                    open_at = m.start()
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    pairs.opens.append(open_at)
+                    pairs.closes.append(m.end())
+                elif depth < 0:
+                    balanced = False
+                    depth = 0
+            elif m.lastgroup == "long":
+                pos = string_end(text, m.start(), hi)[0]
+                break
+        else:
+            break
     return pairs, balanced and depth == 0
+
+
+def region_children(text: str, region: tuple[int, int], pairs: ChildPairs | None) -> ChildPairs:
+    """The child pairs of a lazily skipped region (`Op.lazy_regions`, `Op.lazy_children`): the
+    reader records them only for a region too large for its one-regex match; read them here."""
+    if pairs is not None:
+        return pairs
+    s, close = region
+    return child_pairs(text, s + 1, close - 1 if close > s + 1 and text[close - 1] == "}" else close)[0]
 
 
 def block_labels(text: str, lo: int, hi: int, pairs: ChildPairs) -> list[int]:
