@@ -103,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str] | None) -> int:
+    if (sys.argv[1:] if argv is None else argv) in ([], ["--stdio"]):
+        # The language server as editors start it, before anything else is read or imported: the
+        # editor waits for its `initialize` answer (server/early_start.py).
+        from ..server import run_server
+
+        return run_server()
     args = build_parser().parse_args(argv)
     if args.version:
         from .version import print_version
