@@ -4,7 +4,8 @@ a document's first diagnostics before pygls is imported, then hands over to the 
 What is checked here against the real pygls server (the server as it ran before the early start:
 `app.run_server` on stdio), for the same messages:
 - the answer to `initialize`, for the params of real clients (the ones pytest-lsp records: VS
-  Code, Neovim 0.7 to 0.11, Emacs 29; pytest-lsp's own; a bare client): identical;
+  Code 1.65, Neovim 0.6 to 0.11, Emacs 29; ours of Neovim 0.11.4 and Emacs 28 with eglot;
+  pytest-lsp's own; a bare client): identical;
 - the first publish of documents (the example, the fixtures, corpus files), without settings,
   with initializationOptions, with a pushed `workspace/didChangeConfiguration`, with the
   folder's config file: identical;
@@ -33,7 +34,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 
-from conftest import CORPUS, FIXTURES, REPO, REPRO
+from conftest import CORPUS, DATA, FIXTURES, REPO, REPRO
 from mlir_lsp_asserts import __version__
 from mlir_lsp_asserts.server.early_start import EarlyStart
 
@@ -42,6 +43,7 @@ PYGLS_SERVER = [sys.executable, "-c", "import sys; from mlir_lsp_asserts.server.
                 "sys.exit(run_server())"]
 MLIR_LSP = [sys.executable, "-m", "mlir_lsp_asserts", "--stdio"]
 CLIENTS = Path(pytest_lsp.__file__).parent / "clients"  # initialize params recorded from real clients
+RECORDED = DATA / "initialize"  # and those of the Neovim and the Emacs eglot that run here (README.md there)
 # Nothing in the background that publishes again (the real parser) or compiles (a count on open).
 QUIET = {"parserDiagnostics": False, "dispatch": {"trigger": "manual"}}
 DOCUMENTS = [
@@ -163,9 +165,11 @@ def env_for(tmp_path: Path) -> dict:
 
 # -- initialize -----------------------------------------------------------------------------------
 def recorded_clients() -> dict[str, dict]:
-    """Initialize params of real clients, as pytest-lsp recorded them, and two more."""
+    """Initialize params of real clients (pytest-lsp's records, ours of Neovim 0.11.4 and Emacs 28
+    with eglot), pytest-lsp's own and a bare client's."""
     params = {p.stem: dict(json.loads(p.read_text(encoding="utf-8")), processId=None, rootUri=None)
               for p in sorted(CLIENTS.glob("*.json"))}
+    params.update({p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(RECORDED.glob("*.json"))})
     from lsprotocol import types
     from pygls.protocol import default_converter
 
@@ -180,7 +184,8 @@ def test_recorded_clients_differ_where_the_answer_depends_on_them():
     clients = recorded_clients()
     encodings = {json.dumps(p["capabilities"].get("general", {}).get("positionEncodings")) for p in clients.values()}
     assert {'["utf-32", "utf-8", "utf-16"]', '["utf-8", "utf-16", "utf-32"]', '["utf-16"]', "null"} <= encodings
-    assert {"visual_studio_code_v1.65.2", "neovim_v0.11.0", "emacs_v29.1"} <= set(clients)
+    assert {"visual_studio_code_v1.65.2", "neovim_v0.11.0", "emacs_v29.1", "neovim_v0.11.4",
+            "emacs_v28.2_eglot"} <= set(clients)
 
 
 @pytest.mark.slow
