@@ -44,7 +44,6 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from .. import __version__
@@ -72,12 +71,11 @@ class _Stopped:
 STOPPED = _Stopped()
 
 
-@dataclass
 class _Imported:
     """The import thread's outcome: the server's entry (`app.run_server`), or why it failed."""
 
-    run: Callable[..., int] | None
-    error: BaseException | None = None
+    def __init__(self, run: Callable[..., int] | None, error: BaseException | None = None):
+        self.run, self.error = run, error
 
 
 class _Reader(threading.Thread):
@@ -134,13 +132,14 @@ class KeptFrames:
         return item
 
 
-@dataclass
 class Handoff:
-    """What the pygls server takes over (`transport.run_stdio`)."""
+    """What the pygls server takes over (`transport.run_stdio`): the frames, the ids of the
+    requests answered here (`initialize`), the publishes sent here (uri -> their params)."""
 
-    frames: KeptFrames
-    answered: set = field(default_factory=set)  # ids of the requests answered here (`initialize`)
-    published: dict[str, str] = field(default_factory=dict)  # uri -> the params of its publish here
+    def __init__(self, frames: KeptFrames):
+        self.frames = frames
+        self.answered: set[int | str] = set()
+        self.published: dict[str, str] = {}
 
 
 def _own_reader(stdin: BinaryIO) -> BinaryIO:
