@@ -300,6 +300,29 @@ def test_one_response_per_request_and_one_publish_then_the_server_holds_the_docu
 
 
 @pytest.mark.slow
+def test_a_document_opened_during_the_early_start_gets_the_real_parsers_run(tmp_path):
+    """The pygls server handles the kept didOpen itself: the real parser's run is scheduled for a
+    document published early (its error comes in a later publish, source `iree`)."""
+    doc = tmp_path / "bad.mlir"
+    doc.write_text("func.func @f() -> i32 {\n  %0 = arith.constant 1 : i64\n  return %0 : i64\n}\n", encoding="utf-8")
+    session = Session(MLIR_LSP, tmp_path, env_for(tmp_path))
+    try:
+        manual = {"mlirLsp": {"dispatch": {"trigger": "manual"}}}
+        session.send(request(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                               "initializationOptions": manual}),
+                     notification("initialized", {}), did_open(doc))
+        first = session.until(lambda m: m.get("method") == "textDocument/publishDiagnostics")
+        assert not any(d.get("source") == "iree" for d in first["params"]["diagnostics"])
+        parsed = session.until(lambda m: m.get("method") == "textDocument/publishDiagnostics" and any(
+            d.get("source") == "iree" for d in m["params"]["diagnostics"]))
+        (error,) = [d for d in parsed["params"]["diagnostics"] if d.get("source") == "iree"]
+        assert error["range"]["start"]["line"] == 2 and "doesn't match function result type" in error["message"]
+        assert session.close() == 0
+    finally:
+        session.stderr()
+
+
+@pytest.mark.slow
 def test_messages_sent_during_the_early_start_are_answered_as_before(tmp_path):
     """Everything sent right after the spawn reaches the server during the early start (its import
     takes far longer): a body that is not JSON is skipped, an unknown method gets -32601, a
