@@ -77,6 +77,7 @@ class MlirLspServer(LanguageServer):
         self.disk_files = DiskFiles()  # files the client never syncs, checked from disk
         self.event_loop = None
         self.pulled: set[str] = set()  # documents whose diagnostics the client pulls
+        self.settings_pushed = 0  # didChangeConfiguration that brought settings (lifecycle.pull_configuration)
         self.lock = threading.RLock()  # documents are edited on the loop, read by background work
         # Diagnostics of other sources than the checker, per document version (publishing.py)
         self.diagnostic_sources = (
