@@ -93,6 +93,8 @@ def server_section(args) -> bool:
         diags.append(t - t0)
         assert mla001(publish) == 4, publish
         c.close()
+        answers = [m for _t, m in c.messages if m.get("id") == 1 and "method" not in m]
+        assert len(answers) == 1, answers  # the early start's answer, and not pygls's again
     init_ms, diag_ms = statistics.median(inits) * 1e3, statistics.median(diags) * 1e3
     print(f"  server: initialize answered {init_ms:.0f} ms after the spawn [target <= 100 ms: "
           f"{verdict(init_ms <= 100)}]; the example's first diagnostics {diag_ms:.0f} ms after it [target <= 200 ms: "
