@@ -58,3 +58,17 @@ def test_the_server_stop_event_pyglss_shutdown_sets():
     server.shutdown()
     assert server._stop_event.is_set()
     assert callable(server.report_server_error) and hasattr(JsonRPCServer, "thread_pool")
+
+
+
+def test_every_response_goes_through_send_response():
+    """transport.MlirLspProtocol._send_response drops pygls's answer to a request the early start
+    answered: pygls must build each response, result or error, in that one method."""
+    from pygls.protocol import json_rpc, language_server
+
+    assert list(inspect.signature(json_rpc.JsonRPCProtocol._send_response).parameters) == [
+        "self", "msg_id", "result", "error"]
+    own = inspect.getsource(json_rpc.JsonRPCProtocol._send_response)
+    everywhere = inspect.getsource(json_rpc) + inspect.getsource(language_server)
+    for made in ("ResponseErrorMessage(id=", "response_type(\n"):
+        assert everywhere.count(made) == own.count(made) == 1, made

@@ -75,6 +75,12 @@ def _nothing_left_to_run() -> bool:
 
 
 def run(argv: list[str] | None) -> int:
+    if (sys.argv[1:] if argv is None else argv) in ([], ["--stdio"]):
+        # The language server as editors start it, before anything else is read or imported: the
+        # editor waits for its `initialize` answer (server/early_start.py).
+        from ..server import run_server
+
+        return run_server()
     alone = _flag_alone(sys.argv[1:] if argv is None else argv)
     if alone is not None:
         return alone()

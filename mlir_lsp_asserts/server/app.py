@@ -1,6 +1,8 @@
 """The pygls language server: its state, and the modules that hold its features.
 
     app.py                 this file: the server object (all state hangs on it), features set up
+    early_start.py         the first answers on stdio (initialize, a document's first diagnostics),
+                           before pygls is imported, then the handoff to this server
     transport.py           pygls's stdio transport, adapted (big messages, one writer at a time)
     framing.py             the stdio frames: headers read as the spec says, a bad one skipped, a bound
     lifecycle.py           initialize, settings, shutdown, child processes stopped
@@ -49,17 +51,18 @@ from .dispatch_state import DispatchState
 from .open_documents import OpenDocument, Snapshot, Stamp
 from .options import ServerOptions
 from .parser_feature import ParserDiagnostics
-from .transport import MlirLspProtocol, run_stdio, undecodable
+from .transport import Handoff, MlirLspProtocol, run_stdio, undecodable
 from .workspace_feature import WorkspaceWatch
 
 log = logging.getLogger(__name__)
 
 
 class MlirLspServer(LanguageServer):
-    def start_io(self, stdin=None, stdout=None) -> int:
-        """pygls's stdio loop, adapted (transport.py); returns the exit status (`run_stdio`)."""
+    def start_io(self, stdin=None, stdout=None, handoff: Handoff | None = None) -> int:
+        """pygls's stdio loop, adapted (transport.py); returns the exit status (`run_stdio`).
+        `handoff`: what the early start (early_start.py) read and answered before this."""
         self._stop_event = threading.Event()  # pygls's own field: its shutdown sets it
-        return run_stdio(self, self._stop_event, stdin, stdout)
+        return run_stdio(self, self._stop_event, stdin, stdout, handoff)
 
     def __init__(self):
         super().__init__("mlir-lsp", __version__, protocol_cls=MlirLspProtocol,
@@ -74,6 +77,7 @@ class MlirLspServer(LanguageServer):
         self.disk_files = DiskFiles()  # files the client never syncs, checked from disk
         self.event_loop = None
         self.pulled: set[str] = set()  # documents whose diagnostics the client pulls
+        self.settings_pushed = 0  # didChangeConfiguration that brought settings (lifecycle.pull_configuration)
         self.lock = threading.RLock()  # documents are edited on the loop, read by background work
         # Diagnostics of other sources than the checker, per document version (publishing.py)
         self.diagnostic_sources = (
@@ -132,14 +136,15 @@ for feature in (lifecycle, sync_feature, publishing, code_actions_feature, navig
     feature.setup(server)
 
 
-def run_server(tcp: str | None = None) -> int:
-    """Serve until the client is done; the exit status: 1 for an `exit` without `shutdown`."""
+def run_server(tcp: str | None = None, handoff: Handoff | None = None) -> int:
+    """Serve until the client is done; the exit status: 1 for an `exit` without `shutdown`.
+    On stdio, `handoff` is what the early start (early_start.py) read and answered first."""
     lifecycle.stop_on_signals(server)
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")
             server.start_tcp(host or "127.0.0.1", int(port))
             return 0
-        return server.start_io()  # returns at `exit`, or when the client closes our stdin
+        return server.start_io(handoff=handoff)  # returns at `exit`, or when the client closes our stdin
     finally:
         lifecycle.stop_background(server)

@@ -2,7 +2,8 @@
 
 A live document answers in document coordinates (`incremental.located`); a finding's own spans
 are relative to the text it was checked in, so the helpers that take a finding take the first
-line of that text (`FindingGroup.first_line`) and shift by it.
+line of that text (`FindingGroup.first_line`) and shift by it. A publish's JSON is built without
+lsprotocol, in `diagnostics_json.py` (the early start sends it before pygls is imported).
 """
 
 from __future__ import annotations
@@ -10,15 +11,11 @@ from __future__ import annotations
 from lsprotocol import types
 
 from ..findings import Finding, Span, TextEdit
-from ..rules import Severity
 from ..syntax.lines import LineIndex
+from . import diagnostics_json
+from .diagnostics_json import diagnostic_json as diagnostic_json  # a finding's JSON, built without lsprotocol
 
-SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFORMATION: types.DiagnosticSeverity.Information,
-    Severity.HINT: types.DiagnosticSeverity.Hint,
-}
+SEVERITY = {severity: types.DiagnosticSeverity(n) for severity, n in diagnostics_json.SEVERITY.items()}
 
 
 def lsp_range(lines: LineIndex, start: int, end: int, line0: int = 0) -> types.Range:
@@ -56,27 +53,6 @@ def diagnostic(uri: str, f: Finding, line0: int = 0) -> types.Diagnostic:
         source="mlir-lsp",
         related_information=related or None,
     )
-
-
-def _pos_json(p, line0: int) -> dict:
-    return {"line": p.line + line0, "character": p.character}
-
-
-def _range_json(span: Span, line0: int) -> dict:
-    return {"start": _pos_json(span.start_pos, line0), "end": _pos_json(span.end_pos, line0)}
-
-
-def diagnostic_json(uri: str, f: Finding, line0: int = 0) -> dict:
-    """`diagnostic(...)` as the JSON the protocol sends, built directly (a publish of hundreds
-    of findings through attrs and cattrs costs ~15 ms; this costs well under one)."""
-    d = {"range": _range_json(f.span, line0), "message": f.full_message, "severity": int(SEVERITY[f.severity]),
-         "code": f.code, "source": "mlir-lsp"}
-    if f.doc_url:
-        d["codeDescription"] = {"href": f.doc_url}
-    if f.related:
-        d["relatedInformation"] = [{"location": {"uri": uri, "range": _range_json(r.span, line0)}, "message": r.message}
-                                   for r in f.related]
-    return d
 
 
 def plain_diagnostic(message: str, severity=types.DiagnosticSeverity.Error, line: int = 0,

@@ -21,12 +21,19 @@ edit such files have; and VS Code's JSON cannot even build a message of 1 GiB (V
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import re
+import stat
 from collections.abc import Callable
 from typing import BinaryIO
 
 log = logging.getLogger(__name__)
+# A pipe on stdin gets this much kernel buffer (Linux allows up to /proc/sys/fs/pipe-max-size,
+# 1 MiB by default, without privileges) instead of 64 KiB: see `widen_pipe`.
+PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 MAX_BODY_BYTES = 2 << 30
 HEADER_LINE_BYTES = 64 * 1024
@@ -125,3 +132,15 @@ class FrameReader:
                 return False
             length -= n
         return True
+
+
+def widen_pipe(stream) -> None:
+    """Give a pipe on `stream` PIPE_BYTES of kernel buffer when the system allows it: a 490 MB
+    didOpen is then read in ~470 reads instead of ~7,500, and each read that returns must take
+    the interpreter back from any other thread of the server before the next one starts."""
+    try:
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+    except (OSError, ValueError, AttributeError):  # not a pipe, not Linux, or above the system's limit
+        pass

@@ -43,15 +43,22 @@ def apply_options(ls, options) -> bool:
 
 
 async def pull_configuration(ls) -> None:
-    """Ask the client for the `mlirLsp` section (workspace/configuration), when it can answer."""
+    """Ask the client for the `mlirLsp` section (workspace/configuration), when it can answer.
+    Settings the client pushes (didChangeConfiguration) while the answer is on its way are kept
+    over the answer: the early start (early_start.py) publishes before this request is sent, so a
+    client that reacts to its first diagnostics with a push may push before it sees the request."""
     caps = ls.client_capabilities
     if not (caps and caps.workspace and caps.workspace.configuration):
         return
+    pushed = ls.settings_pushed
     try:
         got = await ls.workspace_configuration_async(
             types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
     except Exception as e:  # noqa: BLE001 - a client that cannot answer keeps what we have
         log.info("workspace/configuration failed: %s", e)
+        return
+    if ls.settings_pushed != pushed:
+        log.info("workspace/configuration: kept the settings pushed while the answer was on its way")
         return
     if got and isinstance(got[0], dict) and got[0]:
         apply_options(ls, got[0])
@@ -124,7 +131,9 @@ def _warm_up(ls) -> None:
 
 async def did_change_configuration(ls, params: types.DidChangeConfigurationParams):
     # Push-style clients send the settings; pull-style ones (VS Code) send null: ask them.
-    if not apply_options(ls, params.settings):
+    if apply_options(ls, params.settings):
+        ls.settings_pushed += 1
+    else:
         await pull_configuration(ls)
     republish(ls)
 

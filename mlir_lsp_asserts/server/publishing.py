@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 
 from lsprotocol import types
 from pygls.protocol import default_converter
 
 from . import dispatch_feature
-from .convert import diagnostic_json, plain_diagnostic
+from .convert import plain_diagnostic
+from .diagnostics_json import MAX_PUBLISHED as MAX_PUBLISHED
+from .diagnostics_json import not_shown_message, publish_params_json
 from .open_documents import OpenDocument
 
 
@@ -22,11 +23,6 @@ def converter():
     """LSP objects <-> JSON, as pygls converts them (it offers no public handle on its own); built
     on first use (issue 37): neither `initialize` nor a publish of the checker's findings needs it."""
     return default_converter()
-
-
-# A publish lists at most this many findings, then one summary (like other linters' caps).
-MAX_PUBLISHED = 2000
-POSITION_LINE = re.compile(r'\{"line": (\d+)')
 
 
 def all_diagnostics(ls, uri: str) -> tuple[int | None, list[types.Diagnostic]]:
@@ -44,46 +40,17 @@ def _other_diagnostics(ls, doc: OpenDocument) -> list[types.Diagnostic]:
 
 
 def publish_json(ls, doc: OpenDocument) -> str:
-    """The params of a publish as JSON text. Each piece keeps its findings' JSON for the line
-    it starts at, so an edit re-renders only the pieces it changed or moved."""
-    live = doc.live
-    parts = [json.dumps(converter().unstructure(plain_diagnostic(doc.error)))] if doc.error else []
-    if problem := doc.tail_problem():
-        parts.append(json.dumps(converter().unstructure(plain_diagnostic(problem[1], types.DiagnosticSeverity.Error,
-                                                                  line=problem[0]))))
-    shown = 0
+    """The params of a publish as JSON text (`diagnostics_json.publish_params_json`, which the
+    early start's first publish of a document uses too), with the last dispatch measurement of
+    this text and the other sources' diagnostics."""
     measured = dispatch_feature.measurement(ls.dispatch, doc.uri, doc.stamp)
-    # A rendering holds for its first line and the measurement it shows (none, or one what-if).
-    lower = doc.live.settings.measured_severity  # the file's settings (file_settings)
-    tag = None if measured is None else (measured.serial, lower)
-    def render(findings, line0: int) -> str:
-        if measured is not None:
-            findings = measured.annotate(findings, line0, lower)
-        return ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0)) for f in findings)
-
-    # Unmeasured findings move with their lines (a measurement is matched by line: rendered again).
-    for rendered, count, line0 in live.rendered_findings(render, tag, moved if measured is None else None):
-        parts.append(rendered)
-        shown += count
-        if shown >= MAX_PUBLISHED and live.finding_count() > shown:
-            parts.append(json.dumps(converter().unstructure(not_shown(live.finding_count() - shown, line0))))
-            break
-    parts.extend(json.dumps(converter().unstructure(d)) for d in _other_diagnostics(ls, doc))
-    version = "null" if doc.version is None else str(int(doc.version))
-    diagnostics = ", ".join(x for x in parts if x)
-    return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{diagnostics}]}}'
-
-def moved(rendered: str, lines: int) -> str:
-    """Diagnostics rendered by `diagnostic_json`, `lines` lines further down. Every position is a
-    `{"line": N, ...}` object, and `{"` never occurs inside a JSON string (its `"` is escaped)."""
-    return POSITION_LINE.sub(lambda m: f'{{"line": {int(m.group(1)) + lines}', rendered)
+    others = [converter().unstructure(d) for d in _other_diagnostics(ls, doc)]
+    return publish_params_json(doc, measured, others)
 
 
 def not_shown(count: int, line: int) -> types.Diagnostic:
     """The one diagnostic that stands for the findings past `MAX_PUBLISHED`."""
-    return plain_diagnostic(f"mlir-lsp: {count} more findings not shown "
-                            "(run `mlir-lsp --check --statistics` for all of them)",
-                            types.DiagnosticSeverity.Information, line=line)
+    return plain_diagnostic(not_shown_message(count), types.DiagnosticSeverity.Information, line=line)
 
 
 def publish(ls, uri: str, refresh_pull: bool = False) -> None:

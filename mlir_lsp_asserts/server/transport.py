@@ -6,21 +6,23 @@ No frame ends the server (`MlirLspProtocol.receive`): a body that is not UTF-8 i
 replacement characters (a document whose text had such bytes says so: one MLS001 at the first);
 one that is not JSON, not an object or not a message is logged and skipped, and a request among
 them with a readable id gets a JSON-RPC error, as does a request after `shutdown` (-32600). The
-frames themselves are read by `framing.FrameReader`."""
+frames themselves are read by `framing.FrameReader`.
+
+On stdio the server starts after `early_start.py` has answered the first messages: it reads the
+frames that phase kept, then the stream (`run_stdio`'s `handoff`), sends no second answer to a
+request answered there, and no second copy of a publish sent there (`MlirLspProtocol.take_over`)."""
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import inspect
 import json
 import logging
-import os
-import stat
 import sys
 import threading
 import time
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound
@@ -28,14 +30,11 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from .framing import FrameReader
+from .framing import PIPE_BYTES as PIPE_BYTES
+from .framing import FrameReader, widen_pipe
 from .held_resources import lift
 
 log = logging.getLogger(__name__)
-# A pipe on stdin gets this much kernel buffer (Linux allows up to /proc/sys/fs/pipe-max-size,
-# 1 MiB by default, without privileges) instead of 64 KiB: see `widen_pipe`.
-PIPE_BYTES = 1 << 20
-F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 class Quiet:
@@ -60,6 +59,23 @@ class Quiet:
         return False
 
 
+class Frames(Protocol):
+    """Where bodies come from: a `FrameReader`, or the early start's frames then the stream."""
+
+    on_length: Callable[[], None]
+
+    def frame(self) -> bytes | bytearray | None: ...
+
+
+class Handoff(Protocol):
+    """What the early start (`early_start.Handoff`) hands the server: its frames (those it kept,
+    then the stream), the ids of the requests it answered, the publishes it sent (uri -> params)."""
+
+    frames: Frames
+    answered: set
+    published: dict[str, str]
+
+
 class Body(NamedTuple):
     """A message body as text; `bad` is (offset, value) of its first byte that is not UTF-8."""
 
@@ -75,6 +91,21 @@ class MlirLspProtocol(LanguageServerProtocol):
         # uri -> the first byte that was not UTF-8, of documents whose text the client sent so
         self.undecodable_bytes: dict[str, int] = {}
         self.quiet = Quiet()
+        self.answered_early: set = set()  # request ids the early start answered (`take_over`)
+        self.published_early: dict[str, str] = {}  # uri -> the params the early start published
+
+    def take_over(self, handoff: Handoff) -> None:
+        """After the early start: its answers are not sent again."""
+        self.answered_early = set(handoff.answered)
+        self.published_early = dict(handoff.published)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        """pygls's, but not for a request the early start answered (its `initialize`): a client
+        sees one response per id. The request itself was handled as any other."""
+        if msg_id in self.answered_early:
+            self.answered_early.discard(msg_id)
+            return
+        super()._send_response(msg_id, result, error)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params):
@@ -173,13 +204,27 @@ class MlirLspProtocol(LanguageServerProtocol):
 
     def send_notification_json(self, method: str, params_json: str) -> None:
         """Send a notification whose params are already JSON text (see `MlirLspServer.publish`)."""
-        if self.writer is None:
+        if self.writer is None or self._published_early(method, params_json):
             return
         body = f'{{"jsonrpc": "2.0", "method": "{method}", "params": {params_json}}}'
         data = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n{body}"
         res = self.writer.write(data.encode(self.CHARSET))
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)
+
+
+    def _published_early(self, method: str, params_json: str) -> bool:
+        """Whether this is the first publish of a document the early start published, and the
+        same text (then the client has it already). A first one that differs is sent."""
+        if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS or not self.published_early:
+            return False
+        for uri, sent in list(self.published_early.items()):
+            if params_json.startswith(f'{{"uri": {json.dumps(uri)}, '):
+                del self.published_early[uri]
+                if sent == params_json:
+                    return True
+                log.warning("%s: the first diagnostics differ from the early start's; sent again", uri)
+        return False
 
 
 class LockedStdoutWriter(StdoutWriter):
@@ -215,18 +260,6 @@ class LockedStdoutWriter(StdoutWriter):
                 log.info("the client's stream is closed; a message of %d bytes was not sent", len(data))
 
 
-def widen_pipe(stream) -> None:
-    """Give a pipe on `stream` PIPE_BYTES of kernel buffer when the system allows it: a 490 MB
-    didOpen is then read in ~470 reads instead of ~7,500, and each read that returns must take
-    the interpreter back from any other thread of the server before the next one starts."""
-    try:
-        fd = stream.fileno()
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
-    except (OSError, ValueError, AttributeError):  # not a pipe, not Linux, or above the system's limit
-        pass
-
-
 class TextStdinReader(StdinAsyncReader):
     """Gives pygls each message body as text, decoded in the reading thread with the bytes let go
     at once: `json.loads` of bytes decodes to a temporary string of its own, so a 50 MB didOpen
@@ -235,10 +268,11 @@ class TextStdinReader(StdinAsyncReader):
     above its bound refused), and a document's resource section is lifted out of a body first
     (`held_resources.lift`): no copy of the section is made."""
 
-    def __init__(self, stdin, executor, on_length=lambda: None):
+    def __init__(self, stdin, executor, on_length=lambda: None, frames: Frames | None = None):
         super().__init__(stdin, executor)
         widen_pipe(stdin)
-        self.frames = FrameReader(stdin, on_length)
+        self.frames: Frames = FrameReader(stdin) if frames is None else frames
+        self.frames.on_length = on_length
 
     def frame(self):
         """The next message body (`Body`), None at the end of the stream."""
@@ -274,13 +308,17 @@ def undecodable(ls, doc) -> list[types.Diagnostic]:
     return protocol.undecodable(doc) if isinstance(protocol, MlirLspProtocol) else []
 
 
-def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None) -> int:
+def run_stdio(server, stop_event: threading.Event, stdin=None, stdout=None, handoff: Handoff | None = None) -> int:
     """pygls's stdio loop, with message bodies read as text (`TextStdinReader`); returns the
-    process's exit status: `exit`'s (1 without a `shutdown` before it), 0 when stdin closes."""
+    process's exit status: `exit`'s (1 without a `shutdown` before it), 0 when stdin closes.
+    With a `handoff` (`early_start.py`), the frames it kept come first."""
     server.protocol.set_writer(LockedStdoutWriter(stdout or sys.stdout.buffer))
     protocol = server.protocol
+    if handoff is not None:
+        protocol.take_over(handoff)
     reader = TextStdinReader(stdin or sys.stdin.buffer, server.thread_pool,
-                             on_length=lambda: setattr(protocol.quiet, "reading", True))
+                             on_length=lambda: setattr(protocol.quiet, "reading", True),
+                             frames=handoff.frames if handoff is not None else None)
     code = 0
     try:
         asyncio.run(serve(stop_event, reader, protocol))
