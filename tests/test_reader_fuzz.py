@@ -203,7 +203,7 @@ def test_long_strings_read_as_the_regex_reads_them(monkeypatch, inside):
     """A string of 4 KB or more is measured with str.find (the hex of a dense literal): the read
     (ops, issues, child pairs) is the one the regex alone gives, for closed, escaped, unterminated
     strings and strings with braces in them, in an op, a block label and a nested region."""
-    from mlir_lsp_asserts.syntax import reader, statements
+    from mlir_lsp_asserts.syntax import reader, reader_patterns, statements
 
     text = (f'func.func @f() {{\n  %0 = arith.constant dense<{inside}> : tensor<4xf32>\n'
             f'  %1 = scf.execute_region -> i32 {{\n  ^bb0(%x: i32 {{a = {inside}}}):\n'
@@ -212,8 +212,10 @@ def test_long_strings_read_as_the_regex_reads_them(monkeypatch, inside):
             f'  return\n}}\nfunc.func @g() {{\n  cf.assert %c, {inside}\n}}\n')
     fast = _read_everything(text)
     never = "(?P<long>(?!))|"  # the group stays, never matches: every string read by the regex alone
-    monkeypatch.setattr(reader, "TOKEN", re.compile(reader.TOKEN.pattern.replace(reader._LONG, never)))
-    monkeypatch.setattr(reader, "BRACES", re.compile(reader.BRACES.pattern.replace(reader._LONG, never)))
-    monkeypatch.setattr(statements, "BRACES", reader.BRACES)
+    token = re.compile(reader_patterns.TOKEN.pattern.replace(reader_patterns._LONG, never))
+    braces = re.compile(reader_patterns.BRACES.pattern.replace(reader_patterns._LONG, never))
+    for module, name, pattern in ((reader, "TOKEN", token), (reader_patterns, "TOKEN", token),
+                                  (reader_patterns, "BRACES", braces), (statements, "BRACES", braces)):
+        monkeypatch.setattr(module, name, pattern)
     assert fast == _read_everything(text)
     assert len(fast[0]) >= 4

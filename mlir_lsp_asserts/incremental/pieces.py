@@ -18,7 +18,8 @@ from ..checker import CheckResult
 from ..syntax.lines import LineIndex
 from ..syntax.op_tree import ChildPairs, Op
 from ..syntax.parsed_text import parse
-from ..syntax.reader import Matches, Reader, skip_ws
+from ..syntax.reader import Reader
+from ..syntax.reader_patterns import Matches, skip_ws
 from ..syntax.statements import BlockStatements, block_labels, code_end
 
 # Body pieces of a big function are cut at the first statement after this many characters.

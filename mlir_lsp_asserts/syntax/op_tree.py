@@ -192,3 +192,18 @@ def op_uses(text: str, op: Op) -> list[tuple[str, int]]:
             if m.group(1) is not None and m.start() not in defined:
                 out.append((m.group(1), m.start()))
     return out
+
+
+MODULE_NAMES = frozenset({"module", "builtin.module"})
+
+
+def is_unit(op: Op) -> bool:
+    """A top-level op: not a module, and every ancestor is a module (a function, a global...)."""
+    if op.name in MODULE_NAMES:
+        return False
+    p = op.parent
+    while p is not None:
+        if p.name not in MODULE_NAMES:
+            return False
+        p = p.parent
+    return True

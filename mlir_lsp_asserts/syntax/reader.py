@@ -16,97 +16,35 @@ enclosing region's `}` comes. `{` opens a region when what follows is an op, a b
 
 from __future__ import annotations
 
-import re
 import sys
-from typing import Protocol, cast
 
-from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
-from .tokens import STRING, STRING_BODY
-
-
-class Matches(Protocol):  # `re.Pattern.match` of a pattern that matches the empty string: never None
-    def __call__(self, string: str, pos: int = ..., endpos: int = ..., /) -> re.Match[str]: ...
-
+from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue, is_unit
+from .reader_patterns import (
+    ALIAS_DEF,
+    BALANCED,
+    BALANCED_CHARS,
+    BARE_ASSERT,
+    BARE_ID,
+    BLOCK_ARG,
+    CONTINUATION_WORDS,
+    LABEL,
+    LINE_REST,
+    NO_RESULTS,
+    NOT_CONTINUED,
+    PLAIN_UNIT_HEAD,
+    RESULT_ITEM,
+    RESULTS,
+    TOKEN,
+    match_paren,
+    skip_braces,
+    skip_ws,
+    spaces,
+    string_end,
+)
+from .tokens import STRING
 
 # Python frames per nesting level are few; this allows thousands of nested regions.
 DEEP_RECURSION = 40000
-
-# Structural tokens only: strings (possibly unterminated), comments, brackets, newlines.
-# A string of LONG_STRING characters or more (the hex of a dense literal: 16 MB on one line) is
-# matched by its opening quote alone (group `long`) and its end found by `string_end` with str.find
-# (memchr speed) instead of by the regex engine (100 ms per 16 MB).
-LONG_STRING = 4096
-# The quote of a long string (group `long`, the lookahead matches nothing) is tried inside the
-# string alternative, not as an alternative of its own: that kept the regex's fast scan to the
-# next quote, comment or bracket (as an alternative of its own it made the scan 50 % slower).
-_LONG = r'(?P<long>(?=[^"\\\n]{' + str(LONG_STRING) + '}))|'
-TOKEN = re.compile(f'"(?:{_LONG}{STRING_BODY}(?P<closed>")?)' + r"|//[^\n]*|[{}()\[\]\n]")
-BRACES = re.compile(f'"(?:{_LONG}{STRING_BODY}"?)' + r"|//[^\n]*|[{}]")
-STRING_TOKEN = re.compile(f'"{STRING_BODY}(")?')
-# A `{...}` whose braces balance within BALANCED_DEPTH levels, matched by the regex engine alone
-# (C speed): the same tokens as BRACES (a string, possibly unterminated, or a comment hides its
-# braces). Possessive quantifiers and atomic groups: a text it does not fit (deeper nesting, an
-# unclosed brace) fails in one pass, never by backtracking, and `_skip_braces` reads it instead.
-_BRACE_FREE = r'(?>[^{}"/]++|"' + STRING_BODY + r'"?|//[^\n]*+|/)'
-BALANCED_DEPTH = 6
-
-
-def _balanced(depth: int) -> str:
-    inner = r"\{" + _BRACE_FREE + r"*+\}"
-    for _ in range(depth - 1):
-        inner = r"\{(?:" + _BRACE_FREE + "|" + inner + r")*+\}"
-    return inner
-
-
-BALANCED = re.compile(_balanced(BALANCED_DEPTH))
-# Regions up to this size are matched by BALANCED first: the small functions of a module of many
-# (85,000 in 50 MB: their brace scan was a third of a server's open). A larger one is scanned by
-# `_skip_braces`, which also records its child pairs (a big function is read statement by statement).
-BALANCED_CHARS = 64 * 1024
-# A top-level op whose header is one plain line: a bare name, then text without strings, comments,
-# brackets or braces, parentheses one level deep, and the `{` of its region at the line's end
-# (`func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {`). `Reader._read_plain_unit` reads such an
-# op with this match and BALANCED (its body) where the token loop took a dozen steps.
-_PLAIN = r'[^\n{}()\[\]"/]*+'
-PLAIN_UNIT_HEAD = re.compile(r"[A-Za-z_][\w$.\-]*" + _PLAIN + r"(?:\(" + _PLAIN + r"\)" + _PLAIN + r")*+\{")
-LINE_REST = re.compile(r"[ \t]*\n")
-# What surely does not continue an op after its `}` (`Reader.continues` says False): the end, a
-# `}`, or a dotted op name not followed by `=` (the next function).
-NOT_CONTINUED = re.compile(r"\s*+(?:\}|\Z|[A-Za-z_][\w$\-]*+\.[\w$.\-]*+[ \t]*+(?:[^=]|\Z))")
-SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
-SPACES = re.compile(r"[ \t\r]*")
-skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
-NO_RESULTS = cast("list[tuple[str, int, int]]", ())  # shared by the ops without results (not a list each)
-RESULTS = re.compile(r"(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)\s*=(?!=)\s*")
-RESULT_ITEM = re.compile(r"%([\w$.\-]+)(?::(\d+))?")
-BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")
-LABEL = re.compile(r"\^[\w$.\-]+")
-BLOCK_ARG = re.compile(f'"{STRING_BODY}"' + r"|%([\w$.\-]+)")
-BARE_ASSERT = re.compile(r"(?<![\w.$#!\-])cf\.assert(?=\s+%)")
-ALIAS_DEF = re.compile(r"[#!][\w$.\-]+[ \t]*=")
-
-# Words that continue an op on the next line instead of starting a new one.
-CONTINUATION_WORDS = frozenset(
-    """ins outs to step else attributes iter_args into do count dimensions permutation
-    inits offsets sizes strides reduction workgroups bindings layout objects ordinal
-    outer_dims_perm inner_dims_pos inner_tiles padding_value then from by with
-    indexing_maps iterator_types lowering_config translation_info uses_of in at on
-    default case and or unique_id""".split()
-)
-
-
-def string_end(text: str, s: int, end: int) -> tuple[int, bool]:
-    """Where the string token at `s` ends (as `"STRING_BODY"?` matches it, before `end`) and
-    whether its closing quote is there. A string without backslashes is measured with str.find."""
-    q = text.find('"', s + 1, end)
-    limit = end if q == -1 else q
-    if (nl := text.find("\n", s + 1, limit)) != -1:
-        limit = nl
-    if text.find("\\", s + 1, limit) == -1:
-        return (limit + 1, True) if limit == q else (limit, False)
-    m = STRING_TOKEN.match(text, s, end)
-    assert m is not None, "a quote starts a string token"
-    return m.end(), m.group(1) is not None
 
 
 class Reader:
@@ -374,34 +312,39 @@ class Reader:
                 last = pos = s + 1
                 continue
             if c == "{":
-                if self.is_region(s):
-                    if self.lazy and is_unit(op):
-                        children: ChildPairs | None = None  # not recorded for a small region
-                        if (b := BALANCED.match(text, s, min(end, s + BALANCED_CHARS))) is not None:
-                            close = b.end()
-                        else:
-                            children = ChildPairs()
-                            close = self._skip_braces(s, children)
-                        if not (isinstance(op.lazy_regions, list) and isinstance(op.lazy_children, list)):
-                            op.lazy_regions, op.lazy_children = [], []
-                        op.lazy_regions.append((s, close))
-                        op.lazy_children.append(children)
-                        last = pos = close
-                    else:
-                        region = Region(s, s)
-                        last = pos = self._read_region(s, op, region)
-                        if not isinstance(op.regions, list):
-                            op.regions = []
-                        op.regions.append(region)
-                else:
-                    b = BALANCED.match(text, s, min(end, s + BALANCED_CHARS))
-                    last = pos = b.end() if b is not None else self._skip_braces(s)
+                last = pos = self._region_or_dictionary(s, op)
                 continue
             # c == "}": the enclosing region ends inside this op's line
             if nesting:
                 self._issue(op.start, s, "unbalanced '(' or '[' in operation")
             op.end = last
             return s
+
+    def _region_or_dictionary(self, s: int, op: Op) -> int:
+        """Read (or skip, for a top-level op in a lazy read) the region whose `{` is at `s`, or skip
+        the attribute dictionary there; the offset after its `}`."""
+        text, end = self.text, self.end
+        if not self.is_region(s):
+            b = BALANCED.match(text, s, min(end, s + BALANCED_CHARS))
+            return b.end() if b is not None else self._skip_braces(s)
+        if not (self.lazy and is_unit(op)):
+            region = Region(s, s)
+            close = self._read_region(s, op, region)
+            if not isinstance(op.regions, list):
+                op.regions = []
+            op.regions.append(region)
+            return close
+        children: ChildPairs | None = None  # not recorded for a small region
+        if (b := BALANCED.match(text, s, min(end, s + BALANCED_CHARS))) is not None:
+            close = b.end()
+        else:
+            children = ChildPairs()
+            close = self._skip_braces(s, children)
+        if not (isinstance(op.lazy_regions, list) and isinstance(op.lazy_children, list)):
+            op.lazy_regions, op.lazy_children = [], []
+        op.lazy_regions.append((s, close))
+        op.lazy_children.append(children)
+        return close
 
     def continues(self, code_end: int, next_pos: int) -> bool:
         """Does the op go on past the newline? `code_end` ends this line's significant text."""
@@ -471,59 +414,20 @@ class Reader:
         return False
 
     def _skip_braces(self, brace: int, children: ChildPairs | None = None) -> int:
-        """Offset after the `}` matching the `{` at `brace` (strings and comments skipped).
-        With `children`, the pairs directly inside it are recorded there (statements.py)."""
-        text, end = self.text, self.end
-        depth = 0
-        opens, closes = (children.opens, children.closes) if children is not None else (None, None)
-        pos = brace
-        while pos < end:  # once more after each long string (`string_end`), else one pass
-            for m in BRACES.finditer(text, pos, end):
-                c = text[m.start()]
-                if c == "{":
-                    depth += 1
-                    if depth == 2 and opens is not None:
-                        opens.append(m.start())
-                elif c == "}":
-                    depth -= 1
-                    if depth == 0:
-                        return m.end()
-                    if depth == 1 and closes is not None:
-                        closes.append(m.end())
-                elif m.lastgroup == "long":
-                    pos = string_end(text, m.start(), end)[0]
-                    break
-            else:
-                break
-        if children is not None:
-            del children.opens[len(children.closes):]  # a pair left open at the end of the text
-        self._issue(brace, brace + 1, "'{' is never closed")
-        return end
+        """Offset after the `}` matching the `{` at `brace` (`reader_patterns.skip_braces`)."""
+        close = skip_braces(self.text, brace, self.end, children)
+        if close is None:
+            self._issue(brace, brace + 1, "'{' is never closed")
+            return self.end
+        return close
 
     def _match_paren(self, p: int) -> int:
         """Offset of the `)` matching the `(` at p (or end of line on error)."""
-        text, end = self.text, self.end
-        depth = 0
-        pos = p
-        while pos < end:  # once more after each long string (`string_end`), else one pass
-            for m in TOKEN.finditer(text, pos, end):
-                c = text[m.start()]
-                if c == "(":
-                    depth += 1
-                elif c == ")":
-                    depth -= 1
-                    if depth == 0:
-                        return m.start()
-                elif c in "{}":
-                    pos = end
-                    break
-                elif m.lastgroup == "long":
-                    pos = string_end(text, m.start(), end)[0]
-                    break
-            else:
-                break
-        self._issue(p, p + 1, "unmatched '('")
-        return self._line_end(p)
+        close = match_paren(self.text, p, self.end)
+        if close is None:
+            self._issue(p, p + 1, "unmatched '('")
+            return self._line_end(p)
+        return close
 
     def _skip_statement(self, pos: int) -> int:
         """Skip an alias definition (`#map = ...`, `!t = ...`), which may span lines."""
@@ -538,17 +442,3 @@ class Reader:
         e = self._line_end(pos)
         return e + 1 if e < self.end else self.end
 
-
-MODULE_NAMES = frozenset({"module", "builtin.module"})
-
-
-def is_unit(op: Op) -> bool:
-    """A top-level op: not a module, and every ancestor is a module (a function, a global...)."""
-    if op.name in MODULE_NAMES:
-        return False
-    p = op.parent
-    while p is not None:
-        if p.name not in MODULE_NAMES:
-            return False
-        p = p.parent
-    return True

@@ -25,7 +25,8 @@ import bisect
 import re
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
-from .reader import BRACES, Reader, skip_ws, string_end
+from .reader import Reader
+from .reader_patterns import BRACES, skip_ws, string_end
 from .tokens import STRING_BODY
 
 # Blocks above this are read statement by statement on demand (tests lower it).
@@ -62,7 +63,7 @@ def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
     balanced = True
     open_at = 0
     pos = lo
-    while pos < hi:  # once more after each long string (`reader.string_end`), else one pass
+    while pos < hi:  # once more after each long string (`reader_patterns.string_end`), else one pass
         for m in BRACES.finditer(text, pos, hi):
             c = text[m.start()]
             if c == "{":
