@@ -131,15 +131,19 @@ def test_check_reads_toml_when_a_config_file_is_there(project):
 @pytest.mark.parametrize("args", [("--version",), ("--help",), ("--explain", "MLA001"),
                                   ("--explain", "MLA001", "--output-format", "json")])
 def test_version_help_and_explain_load_almost_nothing(project, args):
+    if args[0] == "--version":
+        loaded(*args, cwd=project)  # the compiler's release read once (its `--version` run), then cached
     code, modules, out = loaded(*args, cwd=project)
     assert code == 0 and out.strip()
     never = NEVER
     if args[0] == "--version":  # it names the iree-compile a count would run: the compiler finder, no bindings
         assert "iree-compile" in out and offenders(modules, ("iree.compiler",)) == []
-        finder = {"iree", "mlir_lsp_asserts.dispatch", "mlir_lsp_asserts.dispatch.compiler",
-                  "mlir_lsp_asserts.dispatch.cache"}
+        finder = {"iree", "mlir_lsp_asserts.dispatch", "mlir_lsp_asserts.dispatch.compiler_lookup",
+                  "mlir_lsp_asserts.dispatch.cache_folder"}
         never = tuple(b for b in NEVER if b not in ("iree", "mlir_lsp_asserts.dispatch"))
         assert offenders(modules - finder, ("mlir_lsp_asserts.dispatch",)) == []
+        # a cached release: no process started, nothing of the compiles' machinery
+        assert offenders(modules, ("subprocess", "pathlib", "shutil", "tempfile", "json", "platform")) == []
     assert offenders(modules, never + CHECKER + ("tomllib",)) == []
     assert offenders(modules, ("mlir_lsp_asserts.syntax",)) == []  # a rule's page needs no reader
     if args[0] != "--explain":

@@ -13,14 +13,13 @@ No compiler found is a line (`iree-compile: not found (...)`), never a traceback
 
 from __future__ import annotations
 
-import platform
 import sys
 
 from .. import __version__
 
 
 def version_lines(compiler_setting: str | None = None) -> list[str]:
-    from ..dispatch.compiler import CompilerError, find_compiler
+    from ..dispatch.compiler_lookup import CompilerError, find_compiler
     from ..iree_release import bindings_release
 
     try:
@@ -34,7 +33,7 @@ def version_lines(compiler_setting: str | None = None) -> list[str]:
     return [f"mlir-lsp {__version__}",
             f"iree-compile: {compiler}",
             f"iree-base-compiler (bindings): {bindings if bindings is not None else 'not installed'}",
-            f"python: {platform.python_version()} ({sys.executable})"]
+            f"python: {sys.version.split()[0]} ({sys.executable})"]
 
 
 def print_version(compiler_setting: str | None = None) -> int:

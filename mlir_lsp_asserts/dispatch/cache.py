@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_new_or_atomic
+from .cache_folder import cache_folder
 
 MEMORY_ENTRIES = 64
 MEMORY_BYTES = 64 * 1024 * 1024
@@ -33,25 +34,25 @@ PRUNE_EVERY = 64
 
 def cache_root() -> Path:
     """mlir-lsp's cache folder ($XDG_CACHE_HOME/mlir-lsp, else ~/.cache/mlir-lsp)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mlir-lsp"
+    return Path(cache_folder())
 
 
-def read_json(path: Path | None) -> Any:
+def read_json(path: str | Path | None) -> Any:
     """The JSON in a cache file, or None (no file, unreadable, or not JSON)."""
     if path is None:
         return None
     try:
-        return json.loads(path.read_text())
+        return json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
 
 
-def write_json(path: Path | None, data: Any, encoded: bytes | None = None) -> None:
+def write_json(path: str | Path | None, data: Any, encoded: bytes | None = None) -> None:
     """Store `data` (`encoded`: its JSON, when already made) in a cache file; a cache that
     cannot be written is no error."""
     if path is None:
         return
+    path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_new_or_atomic(path, encoded if encoded is not None else json.dumps(data).encode())

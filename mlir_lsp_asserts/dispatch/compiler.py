@@ -8,115 +8,31 @@ the process that started it dies (`processes.death_signal`), so no `iree-compile
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..iree_release import compiler_message
 from ..processes import death_signal, signal_name
-from .cache import cache_root, read_json, write_json
-
-
-class CompilerError(Exception):
-    """A run that gave no count; the message says what went wrong, in one or two lines.
-    `diagnostics`: the compiler's own errors at the user's lines (see `parse_diagnostics`)."""
-
-    def __init__(self, message: str, diagnostics: list[dict] | None = None):
-        super().__init__(message)
-        self.diagnostics = diagnostics or []
-
-
-class Compiler(NamedTuple):
-    """An iree-compile binary and the version it reports."""
-
-    path: str
-    version: str
-
-
-def find_compiler(setting: str | None = None) -> Compiler:
-    """The compiler from a setting, else the one installed beside this package, else PATH."""
-    tried = []
-    candidates = []
-    if setting:
-        candidates.append(os.path.expanduser(setting))
-    candidates.append(str(Path(sys.executable).with_name("iree-compile")))
-    on_path = shutil.which("iree-compile")
-    if on_path:
-        candidates.append(on_path)
-    for c in candidates:
-        tried.append(c)
-        if os.path.isfile(c) and os.access(c, os.X_OK):
-            c = _past_wrapper(c)
-            version = compiler_version(c)
-            too_old = compiler_message(version)
-            if too_old:
-                raise CompilerError(f"{too_old}: {c}")
-            return Compiler(c, version)
-        if setting and c == os.path.expanduser(setting):
-            raise CompilerError(f"iree-compile not found at the configured path {c}")
-    raise CompilerError("iree-compile not found (tried: " + ", ".join(tried) +
-                        "); install iree-base-compiler or set the compiler path")
-
-
-WRAPPER_MODULE = "iree.compiler.tools.scripts.iree_compile"
-
-
-def _past_wrapper(path: str) -> str:
-    """The real binary behind the pip package's `iree-compile` console script, when that script
-    runs on this very Python: the script is a Python start-up plus a `subprocess.call` of the
-    binary (~0.1 s of CPU per compile, a fixed cost every preview would pay again)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(512)
-    except OSError:
-        return path
-    if not head.startswith(b"#!") or WRAPPER_MODULE.encode() not in head:
-        return path
-    interpreter = head[2:].split(b"\n", 1)[0].strip().decode(errors="replace")
-    if os.path.abspath(interpreter) != os.path.abspath(sys.executable):  # this venv, this iree package
-        return path
-    import importlib.util
-
-    spec = importlib.util.find_spec("iree.compiler")
-    if spec is None or not spec.submodule_search_locations:
-        return path
-    real = os.path.join(list(spec.submodule_search_locations)[0], "_mlir_libs", "iree-compile")
-    return real if os.path.isfile(real) and os.access(real, os.X_OK) else path
-
-
-@functools.lru_cache(maxsize=16)
-def compiler_version(path: str) -> str:
-    """The version `--version` reports, cached per binary in memory and on disk (a `--version`
-    run costs ~0.2 s, a fixed cost of every CLI preview otherwise)."""
-    cache = _binary_cache_file(path, "version")
-    cached = read_json(cache)
-    if isinstance(cached, str):
-        return cached
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
-                             preexec_fn=death_signal())
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise CompilerError(f"{path} --version failed: {e}") from None
-    m = re.search(r"compiler version (\S+)", out.stdout)
-    if out.returncode != 0 or m is None:
-        raise CompilerError(f"{path} --version did not report a version (exit {out.returncode})")
-    write_json(cache, m.group(1))
-    return m.group(1)
+from .cache import read_json, write_json
+from .compiler_lookup import (  # noqa: F401 - found here by the code that runs compiles
+    WRAPPER_MODULE,
+    Compiler,
+    CompilerError,
+    binary_cache_file,
+    compiler_version,
+    find_compiler,
+)
 
 
 @functools.lru_cache(maxsize=16)
 def known_flags(path: str) -> frozenset[str]:
     """Every flag name (without `--`) of `--help-list-hidden`, cached per compiler binary
     (in memory, and on disk keyed by the binary's path, size and mtime)."""
-    cache = _binary_cache_file(path, "flags")
+    cache = binary_cache_file(path, "flags")
     cached = read_json(cache)
     if isinstance(cached, list):
         return frozenset(cached)
@@ -129,15 +45,6 @@ def known_flags(path: str) -> frozenset[str]:
     if out.returncode == 0 and flags:
         write_json(cache, sorted(flags))
     return flags
-
-
-def _binary_cache_file(path: str, kind: str) -> Path | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    key = hashlib.sha256(f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
-    return cache_root() / "compilers" / f"{kind}-{key}.json"
 
 
 class Run:
