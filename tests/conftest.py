@@ -12,6 +12,7 @@ Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) the tests that dri
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -101,6 +102,39 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("vscode") or item.path.name in BROWSER_FILES:
             item.add_marker(pytest.mark.xdist_group("browser"))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if hasattr(config, "workerinput") and config.getvalue("loadgroup"):
+        groups = {item.nodeid: _xdist_group(item) for item in items if item.get_closest_marker("xdist_group")}
+        (run_folder() / f"xdist-groups-{config.workerinput['workerid']}.json").write_text(json.dumps(groups))
+
+
+def _xdist_group(item) -> str:
+    """The item's group, named as pytest-xdist names it (its xdist_group marks' names, joined)."""
+    return "_".join(sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")}))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups the workers wrote at collection (above). pytest-xdist 3.8
+    tells the controller a test's group by appending `@group` to the test's id on the worker, which
+    pytest 9.2's structured node ids ignore: every group was spread over the workers (two browsers
+    at once, the prompt encoder compiled once per worker, test_action's install made twice);
+    pytest-dev/pytest-xdist#1386. A test id the workers did not name keeps xdist's own rule."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class MarkedGroupScheduling(LoadGroupScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # first called by schedule(), when every worker has collected
+                self.groups = {}
+                for path in run_folder().glob("xdist-groups-*.json"):
+                    self.groups.update(json.loads(path.read_text()))
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return MarkedGroupScheduling(config, log)
 
 
 def keep_doc_image(shot: Path, name: str) -> None:

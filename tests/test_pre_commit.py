@@ -35,6 +35,8 @@ func.func @double(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 """
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
+# one worker for the module: its hook install (the module's fixtures) is made once
+pytestmark = pytest.mark.xdist_group("pre-commit")
 
 
 def asserts(text: str) -> int:

@@ -14,6 +14,8 @@ import pytest
 from conftest import MODELS, run_cli
 
 TORCH = MODELS / "sdxl_prompt_encoder.torch.mlir"
+# one worker for the module: its count cache (`cache`) compiles the torch export once a flag set
+pytestmark = pytest.mark.xdist_group("torch-causes")
 EMBEDDINGS = [713, 719, 1858, 1864, 4999, 5003, 5787, 5791]  # the eight torch.aten.embedding ops
 EXTRA = {5003: "_initializer_260_dispatch_0", 5791: "_initializer_261_dispatch_0"}  # rooted at them
 # The one dispatch each embedding's asserts land in (token embeddings: fused into the model's
