@@ -176,7 +176,7 @@ def test_what_if_hit_skips_the_fixes(tmp_path, monkeypatch):
 
 
 def test_the_console_script_is_skipped_for_the_binary():
-    from mlir_lsp_asserts.dispatch.compiler import _past_wrapper, find_compiler
+    from mlir_lsp_asserts.dispatch.compiler_lookup import _past_wrapper, find_compiler
 
     script = Path(sys.executable).with_name("iree-compile")
     real = find_compiler().path
@@ -186,7 +186,7 @@ def test_the_console_script_is_skipped_for_the_binary():
 
 
 def test_a_wrapper_of_another_python_is_kept(tmp_path):
-    from mlir_lsp_asserts.dispatch.compiler import _past_wrapper
+    from mlir_lsp_asserts.dispatch.compiler_lookup import _past_wrapper
 
     other = tmp_path / "iree-compile"
     other.write_text("#!/other/venv/bin/python\nfrom iree.compiler.tools.scripts.iree_compile.__main__ import main\n")
