@@ -4,6 +4,7 @@ text costs 300 ms on 50 MB."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 
@@ -25,9 +26,29 @@ def _settle(doc: OpenDocument, rebuilds_before: int) -> None:
         gc.freeze()
 
 
+# A text at least this large is read with the collector paused (`collector_paused`).
+PAUSE_COLLECTOR_CHARS = 1 << 20
+
+
+@contextlib.contextmanager
+def collector_paused(chars: int):
+    """The garbage collector off while a large text is read whole: its collections over the
+    hundreds of thousands of objects the read makes (85,000 small functions: ops, pieces) were a
+    third of the read's time (1.8 s -> 1.3 s in process). The read makes no garbage cycles worth
+    a collection meanwhile; `_settle` collects once after it, and freezes what is left."""
+    if chars < PAUSE_COLLECTOR_CHARS or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def did_open(ls, params: types.DidOpenTextDocumentParams):
     td = params.text_document
-    with ls.lock:
+    with ls.lock, collector_paused(len(td.text)):
         ls.documents[td.uri] = doc = OpenDocument(td.uri, td.version, td.text, file_settings.for_uri(ls, td.uri))
     workspace_feature.opened(ls, td.uri)
     ls.publish(td.uri)
@@ -54,7 +75,8 @@ def did_change(ls, params: types.DidChangeTextDocumentParams):
             shifts = None
             break
         ranged.append((rng.start.line, rng.end.line, ch.text.count("\n")))
-    with ls.lock:
+    whole = max((len(ch.text) for ch in params.content_changes if getattr(ch, "range", None) is None), default=0)
+    with ls.lock, collector_paused(whole):
         doc.change(params.content_changes, params.text_document.version)
     if shifts is not None:  # the real parser's last findings follow the lines they are on
         ls.parser_diagnostics.shift(uri, shifts, doc.stamp)
