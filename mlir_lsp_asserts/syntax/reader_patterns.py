@@ -5,6 +5,7 @@ or a parenthesis's match (`skip_braces`, `match_paren`), a small `{...}` matched
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Protocol, cast
 
 from .op_tree import ChildPairs
@@ -93,31 +94,37 @@ def string_end(text: str, s: int, end: int) -> tuple[int, bool]:
     return m.end(), m.group(1) is not None
 
 
+def tokens(pattern: re.Pattern[str], text: str, pos: int, end: int) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text, pos, end)` (TOKEN or BRACES) with each long string stepped over
+    whole (`string_end`): the matches of what is not a long string, in order."""
+    while pos < end:
+        for m in pattern.finditer(text, pos, end):
+            if m.lastgroup == "long":
+                pos = string_end(text, m.start(), end)[0]
+                break
+            yield m
+        else:
+            return
+
+
 def skip_braces(text: str, brace: int, end: int, children: ChildPairs | None = None) -> int | None:
     """Offset after the `}` matching the `{` at `brace` (strings and comments skipped), None when
     it is never closed before `end`. With `children`, the pairs directly inside it are recorded
     there (statements.py); a pair left open at `end` is not."""
     depth = 0
     opens, closes = (children.opens, children.closes) if children is not None else (None, None)
-    pos = brace
-    while pos < end:  # once more after each long string (`string_end`), else one pass
-        for m in BRACES.finditer(text, pos, end):
-            c = text[m.start()]
-            if c == "{":
-                depth += 1
-                if depth == 2 and opens is not None:
-                    opens.append(m.start())
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return m.end()
-                if depth == 1 and closes is not None:
-                    closes.append(m.end())
-            elif m.lastgroup == "long":
-                pos = string_end(text, m.start(), end)[0]
-                break
-        else:
-            break
+    for m in tokens(BRACES, text, brace, end):
+        c = text[m.start()]
+        if c == "{":
+            depth += 1
+            if depth == 2 and opens is not None:
+                opens.append(m.start())
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+            if depth == 1 and closes is not None:
+                closes.append(m.end())
     if children is not None:
         del children.opens[len(children.closes):]
     return None
@@ -126,21 +133,14 @@ def skip_braces(text: str, brace: int, end: int, children: ChildPairs | None = N
 def match_paren(text: str, p: int, end: int) -> int | None:
     """Offset of the `)` matching the `(` at p, None when a brace or `end` comes first."""
     depth = 0
-    pos = p
-    while pos < end:  # once more after each long string (`string_end`), else one pass
-        for m in TOKEN.finditer(text, pos, end):
-            c = text[m.start()]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    return m.start()
-            elif c in "{}":
-                return None
-            elif m.lastgroup == "long":
-                pos = string_end(text, m.start(), end)[0]
-                break
-        else:
-            break
+    for m in tokens(TOKEN, text, p, end):
+        c = text[m.start()]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return m.start()
+        elif c in "{}":
+            return None
     return None

@@ -26,7 +26,7 @@ import re
 
 from .op_tree import Block, ChildPairs, Op, Region, SyntaxIssue
 from .reader import Reader
-from .reader_patterns import BRACES, skip_ws, string_end
+from .reader_patterns import BRACES, skip_ws, tokens
 from .tokens import STRING_BODY
 
 # Blocks above this are read statement by statement on demand (tests lower it).
@@ -62,27 +62,20 @@ def child_pairs(text: str, lo: int, hi: int) -> tuple[ChildPairs, bool]:
     depth = 0
     balanced = True
     open_at = 0
-    pos = lo
-    while pos < hi:  # once more after each long string (`reader_patterns.string_end`), else one pass
-        for m in BRACES.finditer(text, pos, hi):
-            c = text[m.start()]
-            if c == "{":
-                if depth == 0:
-                    open_at = m.start()
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    pairs.opens.append(open_at)
-                    pairs.closes.append(m.end())
-                elif depth < 0:
-                    balanced = False
-                    depth = 0
-            elif m.lastgroup == "long":
-                pos = string_end(text, m.start(), hi)[0]
-                break
-        else:
-            break
+    for m in tokens(BRACES, text, lo, hi):
+        c = text[m.start()]
+        if c == "{":
+            if depth == 0:
+                open_at = m.start()
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                pairs.opens.append(open_at)
+                pairs.closes.append(m.end())
+            elif depth < 0:
+                balanced = False
+                depth = 0
     return pairs, balanced and depth == 0
 
 
