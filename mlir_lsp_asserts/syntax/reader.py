@@ -238,10 +238,9 @@ class Reader:
         if head is None:
             return None
         brace = head.end() - 1
-        body = BALANCED.match(text, brace, min(end, brace + BALANCED_CHARS))
-        if body is None:
+        close = self._small_braces_end(brace)
+        if close is None:
             return None
-        close = body.end()
         rest = LINE_REST.match(text, close, end)
         if rest is None or not self.is_region(brace) or text.find("cf.assert", pos, brace) != -1:
             return None
@@ -320,13 +319,18 @@ class Reader:
             op.end = last
             return s
 
+    def _small_braces_end(self, brace: int) -> int | None:
+        """Offset after the `}` matching the `{` at `brace` when BALANCED matches the pair whole
+        within BALANCED_CHARS; None for a larger or deeper one (`_skip_braces` reads it)."""
+        m = BALANCED.match(self.text, brace, min(self.end, brace + BALANCED_CHARS))
+        return m.end() if m is not None else None
+
     def _region_or_dictionary(self, s: int, op: Op) -> int:
         """Read (or skip, for a top-level op in a lazy read) the region whose `{` is at `s`, or skip
         the attribute dictionary there; the offset after its `}`."""
-        text, end = self.text, self.end
         if not self.is_region(s):
-            b = BALANCED.match(text, s, min(end, s + BALANCED_CHARS))
-            return b.end() if b is not None else self._skip_braces(s)
+            small = self._small_braces_end(s)
+            return small if small is not None else self._skip_braces(s)
         if not (self.lazy and is_unit(op)):
             region = Region(s, s)
             close = self._read_region(s, op, region)
@@ -335,8 +339,8 @@ class Reader:
             op.regions.append(region)
             return close
         children: ChildPairs | None = None  # not recorded for a small region
-        if (b := BALANCED.match(text, s, min(end, s + BALANCED_CHARS))) is not None:
-            close = b.end()
+        if (small := self._small_braces_end(s)) is not None:
+            close = small
         else:
             children = ChildPairs()
             close = self._skip_braces(s, children)
