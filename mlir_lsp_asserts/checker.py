@@ -10,11 +10,11 @@ overrides and suppression comments, and attaches the fixes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from .config import Settings
 from .findings import Finding, Position, Related, Span
 from .iree_flags.strip_assertions import reaches
+from .records import field, record
 from .rules import (
     RULES_BY_CODE,
     SYNTAX_ERROR_CODE,
@@ -34,7 +34,7 @@ SUPPRESS = re.compile(r"//\s*mlir-lsp:\s*ignore(?:\[([^\]]*)\])?")
 MAX_SYNTAX_ISSUES = 100
 
 
-@dataclass
+@record
 class CheckResult:
     """One text's check: its structure as read, the findings, how many a suppression comment silenced."""
 

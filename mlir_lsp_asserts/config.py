@@ -9,14 +9,18 @@ Command-line flags override it.
 from __future__ import annotations
 
 import functools
+import os
 import re
-from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from .findings import FixMode, Severity
 from .iree_flags.flags import profile_flags, split_flags
 from .iree_flags.strip_assertions import StripDecision, asserts_stripped
+from .records import field, record, replace
 from .rules import RULES, RULES_BY_CODE, resolve_code
+
+TYPE_CHECKING = False  # typing's, without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FIX_MODES = tuple(FixMode)
 
@@ -25,7 +29,7 @@ class ConfigError(ValueError):
     """A setting that cannot be used; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """The rule and compile settings of a file: the defaults, a config file's, the command line's, the editor's."""
 
@@ -224,6 +228,8 @@ def _compstat(norm: dict, source: str) -> tuple[tuple[str, tuple[tuple[str, str 
 def config_folder(s: Settings) -> Path:
     """The folder relative paths of the config are relative to: the config file's, else the
     current one (settings from the command line or the defaults)."""
+    from pathlib import Path
+
     src = Path(s.source) if s.source else None
     return src.parent if src is not None and src.is_file() else Path.cwd()
 
@@ -236,17 +242,26 @@ def _table(norm: dict, key: str, problem: str) -> list[tuple[str, object]]:
     return list(table.items())
 
 
-def find_config_file(start: Path) -> Path | None:
-    d = start if start.is_dir() else start.parent
-    d = d.resolve()
-    for folder in (d, *d.parents):
-        own = folder / "mlir-lsp.toml"
-        if own.is_file():
+# The config's paths are plain strings (os.path), as a check walks them: pathlib's import (with
+# urllib.parse and ipaddress) was ~6 ms of a small file's `--check`. Paths are accepted as both.
+
+
+def find_config_file(start: str | os.PathLike[str]) -> str | None:
+    """The config file that holds for `start` (a file or a folder): the nearest `mlir-lsp.toml`,
+    or `pyproject.toml` with our table, in its folder or one above (a real path), or None."""
+    start = os.fspath(start)
+    folder = os.path.realpath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        own = os.path.join(folder, "mlir-lsp.toml")
+        if os.path.isfile(own):
             return own
-        py = folder / "pyproject.toml"
-        if py.is_file() and _has_tool_table(py):
+        py = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(py) and _has_tool_table(py):
             return py
-    return None
+        up = os.path.dirname(folder)
+        if up == folder:
+            return None
+        folder = up
 
 
 # Where a pyproject.toml can name our table: `[tool.mlir-lsp]` or a dotted `tool.mlir-lsp.KEY`
@@ -256,20 +271,20 @@ _MAYBE_OUR_TABLE = re.compile(r"""\btool["']?\s*\.\s*["']?mlir-lsp\b"""  # [tool
                               r"""|^\s*\[\s*["']?tool["']?\s*\]|^\s*["']?tool["']?\s*=""", re.M)  # [tool], tool = {
 
 
-def _has_tool_table(py: Path) -> bool:
+def _has_tool_table(py: str) -> bool:
     """Does this pyproject.toml have a `[tool.mlir-lsp]` table? Read again when the file changes
     (size or mtime): a server lives through edits to it."""
     try:
-        st = py.stat()
+        st = os.stat(py)
     except OSError:
         return False
     return _has_tool_table_as_of(py, st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=256)
-def _has_tool_table_as_of(py: Path, _mtime_ns: int, _size: int) -> bool:
+def _has_tool_table_as_of(py: str, _mtime_ns: int, _size: int) -> bool:
     try:
-        text = py.read_text(encoding="utf-8")
+        text = _read_text(py)
     except (OSError, UnicodeDecodeError):
         return False
     if "\\u" not in text and "\\U" not in text and (text.find("mlir-lsp") < 0 or not _MAYBE_OUR_TABLE.search(text)):
@@ -283,22 +298,32 @@ def _has_tool_table_as_of(py: Path, _mtime_ns: int, _size: int) -> bool:
     return "mlir-lsp" in data.get("tool", {})
 
 
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def load_config_file(path: str | os.PathLike[str]) -> Settings:
+    """The settings of the config file at `path` (ConfigError: it cannot be read or used)."""
+    return _load_config(os.fspath(path))
+
+
 @functools.lru_cache(maxsize=256)
-def load_config_file(path: Path) -> Settings:
+def _load_config(path: str) -> Settings:
     import tomllib  # here, when there is a config file to read (0.01 s of every start-up otherwise)
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_text(path))
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    if path.name == "pyproject.toml":
+    if os.path.basename(path) == "pyproject.toml":
         data = data.get("tool", {}).get("mlir-lsp", {})
     return settings_from_mapping(data, str(path))
 
 
-def editor_settings_for(path: Path | None, editor: Settings) -> tuple[Settings, str | None]:
+def editor_settings_for(path: str | os.PathLike[str] | None, editor: Settings) -> tuple[Settings, str | None]:
     """The rule settings of a file checked in an editor, open or not (the server's one order):
     the file's config file, found as `settings_for` finds it, when it has one; else the editor's
     settings (`editor`, themselves over the defaults). The config file wins because it is what
@@ -306,12 +331,12 @@ def editor_settings_for(path: Path | None, editor: Settings) -> tuple[Settings, 
     every setting with its default (VS Code) does not hide a project's config. Returns (settings,
     None), or (the editor's settings, the error) for a config file that cannot be used. A config
     file is read again when it changes (size or mtime), as a server lives through edits to it."""
-    found = find_config_file(path if path is not None else Path.cwd())
+    found = find_config_file(path if path is not None else os.getcwd())
     if found is None:
         return editor, None
     try:
-        st = found.stat()
-        return _load_config_as_of(found.resolve(), st.st_mtime_ns, st.st_size), None
+        st = os.stat(found)
+        return _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size), None
     except OSError as e:
         return editor, f"{found}: cannot read: {e.strerror or e}"
     except ConfigError as e:
@@ -319,14 +344,15 @@ def editor_settings_for(path: Path | None, editor: Settings) -> tuple[Settings, 
 
 
 @functools.lru_cache(maxsize=64)
-def _load_config_as_of(path: Path, _mtime_ns: int, _size: int) -> Settings:
-    return load_config_file.__wrapped__(path)
+def _load_config_as_of(path: str, _mtime_ns: int, _size: int) -> Settings:
+    return _load_config.__wrapped__(path)
 
 
-def settings_for(path: Path | None, explicit_config: Path | None = None) -> Settings:
+def settings_for(path: str | os.PathLike[str] | None,
+                 explicit_config: str | os.PathLike[str] | None = None) -> Settings:
+    """A file's settings (or a folder's): the `explicit_config` file's when given (`--config`),
+    else the config file found from `path` (None: the current folder), else the defaults."""
     if explicit_config is not None:
-        return load_config_file(explicit_config.resolve())
-    if path is None:
-        path = Path.cwd()
-    found = find_config_file(path)
+        return load_config_file(os.path.realpath(explicit_config))
+    found = find_config_file(path if path is not None else os.getcwd())
     return load_config_file(found) if found else Settings()

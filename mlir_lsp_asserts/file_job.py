@@ -7,18 +7,18 @@ inline) is located, never read, so a 490 MB export costs its few hundred KB of I
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
 
 from .checker import check_text
 from .config import ConfigError, Settings, settings_for
 from .files import file_stamp
 from .findings import Finding, Severity
 from .iree_flags.strip_assertions import StripDecision
+from .records import field, record, replace
 from .source import SourceError, decode, read_source
 from .syntax.asserts import is_torch_input
 
 
-@dataclass
+@record
 class JobOptions:
     """What a file's job does beyond the check (fix, diff), and where its settings come from."""
 
@@ -34,7 +34,7 @@ class JobOptions:
     with_fixes: bool = True  # the findings' fixes (False: an output that shows none; --fix and --diff make them)
 
 
-@dataclass
+@record
 class FileOutcome:
     """One file's check (and fix): its findings, text and notes, or the error that stopped it."""
 
@@ -74,14 +74,12 @@ class FileOutcome:
 
 
 def _settings(path: str, opts: JobOptions) -> Settings:
-    from pathlib import Path
-
     from .config import settings_from_mapping
 
     if opts.settings is not None:
         base = opts.settings
     else:
-        base = settings_for(None if path == "-" else Path(path), Path(opts.config_file) if opts.config_file else None)
+        base = settings_for(None if path == "-" else path, opts.config_file or None)
     if opts.settings_override:
         base = settings_from_mapping(opts.settings_override, "command line", base)
     if opts.fix_mode:

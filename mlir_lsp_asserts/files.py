@@ -8,8 +8,11 @@ import fnmatch
 import os
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing's, without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
 
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
@@ -46,11 +49,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
         if p == "-":
             files.append(p)
             continue
-        path = Path(p)
-        if path.is_dir():
+        if os.path.isdir(p):  # os.path, not pathlib: a check's start-up does not import it (config.py)
             found = []
-            top = os.path.realpath(path)
-            for root, dirs, names in os.walk(path):
+            top = os.path.realpath(p)
+            for root, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs
                                  if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude))
                 for n in sorted(names):
@@ -60,7 +62,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (),
             if not found:
                 problems.append(f"{p}: no .mlir or .mlirbc files found")
             files.extend(found)
-        elif path.exists():
+        elif os.path.exists(p):
             if not (force_exclude and _excluded(p, exclude)):
                 files.append(p)
         else:
@@ -131,12 +133,16 @@ def write_atomic(path: str, data: bytes | Callable[[BinaryIO], None],
     without O_TMPFILE) is named `.NAME.PID.*.mlir-lsp.tmp`; the next write of the same file
     removes such leftovers of processes that are gone.
     """
+    from pathlib import Path  # here: a check writes nothing
+
     _write_atomic(Path(path), data, copy_from, Path(path).stat().st_mode & 0o7777)
 
 
 def write_new_or_atomic(path: str | Path, data: bytes) -> None:
     """`write_atomic`, also for a file that does not exist yet: it gets the mode a plain `open()`
     gives (0666 less the umask), and appears only whole. Raises OSError."""
+    from pathlib import Path
+
     target = Path(path)
     _write_atomic(target, data, None, output_mode(target))
 
@@ -173,6 +179,8 @@ def written_whole(path: str) -> Iterator[str]:
     when the block ends without an exception it is renamed over `path` with the mode
     `write_atomic` gives (an existing file's, or what a plain `open()` gives); else it is removed,
     and `path` is as it was. Raises OSError when no file can be made beside `path`."""
+    from pathlib import Path
+
     target = Path(path)
     _remove_stale_temps(target)
     tmp = _temp_name(target)
@@ -189,6 +197,8 @@ def check_writable(path: str) -> None:
     """Raises OSError (naming `path`) when a file cannot be written there: its folder is missing
     or cannot be written in, or `path` is a folder. Tried by making and removing a file beside it,
     so that long work that ends in writing `path` fails before it starts, not after."""
+    from pathlib import Path
+
     target = Path(path)
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .kinds import Applicability, FixMode, Severity
+from .records import field, record
 
 __all__ = ["Applicability", "FixMode", "Severity", "Position", "Span", "TextEdit", "Fix", "Related", "Measured",
            "Finding"]
@@ -117,7 +117,7 @@ class Measured(NamedTuple):
                 "only_because_of_asserts": self.only_because_of_asserts, "note": self.note}
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Finding:
     """One finding: rule, severity, message and where; its fixes and related places."""
 

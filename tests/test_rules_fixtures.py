@@ -102,6 +102,19 @@ def test_rules_have_codes_names_severities_and_doc_links():
         assert r.doc_url == (DOCS_DIR / f"{r.code}.md").as_uri()
 
 
+@pytest.mark.parametrize("path", ["/opt/venv/lib/python3.11/site-packages/mlir_lsp_asserts/rules/docs/MLA001.md",
+                                  "/home/a b/100% (copy)/#x?y&z=1;[]@!$'*+,=:~_.-/MLA002.md",
+                                  "/home/\u00e9l\u00e8ve/\u6a21\u578b/\U0001f600.md", "/tmp/bad\udcffbyte.md", "/"])
+def test_doc_links_are_the_uris_pathlib_makes(path):
+    """The rules' doc links are built without pathlib (start-up); editors open them, so each byte
+    is quoted as `Path.as_uri` quotes it, unusual install folders included."""
+    from pathlib import Path
+
+    from mlir_lsp_asserts.rules.base import file_uri
+
+    assert file_uri(path) == Path(path).as_uri()
+
+
 def test_every_rule_has_its_doc_page():
     for r in RULES:
         page = DOCS_DIR / f"{r.code}.md"

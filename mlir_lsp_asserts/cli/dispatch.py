@@ -7,7 +7,6 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 
 from ..config import Settings
 from ..dispatch.baselines import (
@@ -23,6 +22,7 @@ from ..dispatch.judging import is_compstat_target, split_text, write_updates
 from ..dispatch.preview import Preview
 from ..dispatch.request import CountRequest, count_request
 from ..iree_flags.flags import split_flags
+from ..records import replace
 from ..rules import mla004_torch_op_lowers_to_assert as mla004
 from .profiles import config_settings
 from .results import shard_inputs, write_results

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..dispatch.baselines import Baseline, BaselineError, load_baseline
 from ..dispatch.compiler import Compiler, CompilerError, find_compiler
@@ -28,6 +28,7 @@ from ..dispatch.diff import (
     entry_text,
 )
 from ..iree_flags.flags import split_flags
+from ..records import replace
 from ..source import SourceError, decode
 from .dispatch import cli_settings, request_of
 from .output import gh_escape

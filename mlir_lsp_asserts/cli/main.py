@@ -198,21 +198,19 @@ def _compile_defaults(args) -> dict:
     """`--profile` and `--flags` as given (in --check they override each file's config); then
     `args.profile` and `args.flags` default to the config's `profile` and `flags` (`--config`,
     else the one found from the first PATH), as the dispatch count and --what-if use them."""
-    import shlex
-    from pathlib import Path
-
     from ..config import ConfigError, Settings, settings_for
 
     given = {k: v for k, v in (("profile", args.profile), ("flags", args.flags)) if v is not None}
     if args.profile is None or args.flags is None:
         try:
-            found = settings_for(Path(args.paths[0]) if args.paths else None,
-                                 Path(args.config) if args.config else None)
+            found = settings_for(args.paths[0] if args.paths else None, args.config or None)
         except ConfigError:
             found = Settings()  # reported where the config is used, with the file's name
         if args.profile is None:
             args.profile = found.profile or "default"
         if args.flags is None and found.flags:
+            import shlex
+
             args.flags = shlex.join(found.flags)
     return given
 
@@ -275,15 +273,13 @@ def _interactive() -> bool:
 def check_paths(args, opts: JobOptions) -> tuple[list[FileOutcome], list[str], list[str]]:
     """(the outcomes of the files of this run (its shard), messages about the paths, every file
     of the whole run)."""
-    from pathlib import Path
-
     from ..config import ConfigError, settings_for
     from ..file_job import run_file
     from ..files import discover
     from .results import shard_inputs
 
     try:  # the folder walk uses the excludes of the config seen from here (or --config)
-        exclude = settings_for(Path.cwd(), Path(args.config) if args.config else None).exclude
+        exclude = settings_for(os.getcwd(), args.config or None).exclude
     except ConfigError:
         exclude = ()  # the bad config is reported per file, with the file's name
     every, problems = discover(args.paths, exclude, force_exclude=args.force_exclude)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from .. import __version__
 from ..findings import Finding
+from ..records import record
 from ..rules import RULES, doc_url
 
 
-@dataclass
+@record
 class FileReport:
     """One file's findings as an output format takes them."""
 

@@ -9,16 +9,16 @@ text-only; then, and when the file cannot be lowered, each torch file gets one l
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..records import field, record
 from ..source import SourceError
 
 if TYPE_CHECKING:
     from ..dispatch.torch_check import TorchLowering
 
 
-@dataclass
+@record
 class TorchChecker:
     """Adds the MLA004 findings of the torch files among a check's outcomes (`measure`, as
     cli/measured.py's Measurer does for the what-if)."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import replace
 
 from ..findings import Finding, Measured, Severity
+from ..records import replace
 from .attribution import by_assert_line, by_source_line
 from .preview import Preview
 from .results import Attribution, WhatIf

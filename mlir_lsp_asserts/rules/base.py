@@ -37,9 +37,18 @@ def doc_url(code: str, base: str | None = None) -> str:
     else a file:// URI of the page installed with the package."""
     if base:
         return f"{base.rstrip('/')}/{code}.md"
-    from pathlib import Path  # a URI as pathlib makes it (percent-encoded)
+    return file_uri(os.path.join(DOCS_FOLDER, f"{code}.md"))
 
-    return (Path(DOCS_FOLDER) / f"{code}.md").as_uri()
+
+# What `urllib.parse.quote` leaves as it is in a path (its always-safe bytes, and `/`).
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
+def file_uri(path: str) -> str:
+    """The file:// URI of an absolute, normalised path, as `pathlib.Path(path).as_uri()` makes it
+    (each byte of the path's file-system encoding outside `_URI_SAFE` percent-encoded), without
+    importing pathlib and urllib.parse: ~6 ms of a small file's `--check`."""
+    return "file://" + "".join(chr(b) if b in _URI_SAFE else f"%{b:02X}" for b in os.fsencode(path))
 
 
 class Placement:

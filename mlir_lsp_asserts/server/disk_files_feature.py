@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -38,6 +37,7 @@ from lsprotocol import types
 from ..file_job import FileOutcome, JobOptions, run_file
 from ..files import file_stamp
 from ..findings import Applicability, FixMode
+from ..records import replace
 from . import file_settings, guards, workspace_feature
 from .arguments import command_arguments
 from .convert import diagnostic, plain_diagnostic

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields, replace
 from ..config import ConfigError, Settings, settings_from_mapping
 from ..findings import FixMode
 from ..iree_flags.flags import split_flags
+from ..records import replace as replace_record
 
 SECTION = "mlirLsp"
 RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl",
@@ -105,7 +106,7 @@ def read_options(options, current: ServerOptions, warn: Callable[[str], None],
     dispatch = _dispatch(opts, current.dispatch, warn, refuse_compiler)
     # The dispatch count's profile and flags are what the project compiles with: they tell the
     # checker whether IREE strips the asserts (MLA001 at information severity from O1 up).
-    rules = replace(_rules(opts, warn), profile=dispatch.profile, flags=dispatch.extra_flags)
+    rules = replace_record(_rules(opts, warn), profile=dispatch.profile, flags=dispatch.extra_flags)
     return ServerOptions(rules=rules, parser_diagnostics=parser, dispatch=dispatch,
                          workspace=_workspace(opts, current.workspace, warn))
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
+from ..records import field, record
 from .op_details import AssertOp, op_detail
 from .op_tree import Op
 from .parsed_text import ParsedText, parse, register_literal
@@ -64,7 +64,7 @@ def enclosing_linalg_op(op: Op) -> Op | None:
     return None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class AssertSource:
     """A source op whose lowering put `asserts` cf.asserts into linalg regions (1-based place)."""
 

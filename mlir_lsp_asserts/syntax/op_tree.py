@@ -8,9 +8,9 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..records import field, record
 from .tokens import STRING_LITERAL
 
 # Default-dialect resolution for short op names, as the real printer/parser does it:
@@ -28,7 +28,7 @@ DEFAULT_DIALECT_OF_PARENT = {
 }
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SyntaxIssue:
     """A place where the text is not well-formed MLIR structure."""
 
@@ -37,7 +37,7 @@ class SyntaxIssue:
     message: str
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ChildPairs:
     """Sorted, disjoint `{...}` spans directly inside a block: `{` offset and one past its `}`."""
 
@@ -50,7 +50,7 @@ class ChildPairs:
         return (self.opens[i], self.closes[i]) if i >= 0 and pos < self.closes[i] else None
 
 
-@dataclass(slots=True, eq=False)
+@record(slots=True, eq=False)
 class Block:
     """A block of a region: optional label (`^bb0`) with its arguments, and its ops."""
 
@@ -78,7 +78,7 @@ class SparseBlock(Protocol):
     def statement_at(self, t: int) -> list[Op]: ...
 
 
-@dataclass(slots=True, eq=False)
+@record(slots=True, eq=False)
 class Region:
     """A region: `{` ... `}` with its blocks. `start` is the `{`, `end` one past the `}`."""
 
@@ -90,7 +90,7 @@ class Region:
     sparse: SparseBlock | None = None
 
 
-@dataclass(slots=True, eq=False)
+@record(slots=True, eq=False)
 class Op:
     """One operation, custom (`%0 = arith.cmpi ...`) or generic (`"cf.assert"(%0) ...`) form.
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 
+from ..records import field, record
 from . import statements
 from .lines import LineIndex
 from .op_tree import Op, Region, SyntaxIssue
@@ -13,7 +13,7 @@ from .reader import Reader
 from .statements import BlockStatements, child_pairs
 
 
-@dataclass(slots=True, eq=False)
+@record(slots=True, eq=False)
 class Chunk:
     """One `// -----` chunk, read on its own like mlir-lsp-server does."""
 
@@ -27,7 +27,7 @@ class Chunk:
         return self.reader.issues
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ParsedText:
     """A text's structure: its top-level chunks, and its lines and units when asked."""
 
