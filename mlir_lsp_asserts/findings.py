@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from .kinds import Applicability, FixMode, Severity
-from .records import field, record
+from .records import NamedTuple, field, record
 
 __all__ = ["Applicability", "FixMode", "Severity", "Position", "Span", "TextEdit", "Fix", "Related", "Measured",
            "Finding"]

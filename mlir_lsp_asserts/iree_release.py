@@ -12,13 +12,12 @@ the version number alone: the code that needs a feature asks this module once.
 from __future__ import annotations
 
 import functools
-import re
-from typing import NamedTuple
+
+from .records import NamedTuple
 
 OLDEST_SUPPORTED = (3, 3)
 DOCS = "docs/compatibility.md"
 
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 class Release(NamedTuple):  # ordered as (major, minor, patch)
@@ -35,8 +34,32 @@ class Release(NamedTuple):  # ordered as (major, minor, patch)
 def parse_release(version: str) -> Release | None:
     """The release of a version string as pip or `iree-compile --version` give it
     (`3.13.0`, `3.3.0rc20250320`), or None."""
-    m = _VERSION.search(version or "")
-    return Release(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+    numbers = _first_dotted_numbers(version or "")
+    return Release(*numbers) if numbers else None
+
+
+def _first_dotted_numbers(text: str) -> tuple[int, ...]:
+    """The numbers of the first `N.N` or `N.N.N` in `text` (digits as `re`'s `\\d`: decimal
+    ones), as `re.search(r"(\\d+)\\.(\\d+)(?:\\.(\\d+))?", text)` finds them, without importing re
+    (`--version` starts without it); () when there is none."""
+    n, i = len(text), 0
+    while i < n:
+        if not text[i].isdecimal():
+            i += 1
+            continue
+        numbers, j = [], i
+        while True:  # a run of digits, then a dot and more digits, up to three runs
+            k = j
+            while k < n and text[k].isdecimal():
+                k += 1
+            numbers.append(int(text[j:k]))
+            if len(numbers) == 3 or k + 1 >= n or text[k] != "." or not text[k + 1].isdecimal():
+                break
+            j = k + 1
+        if len(numbers) >= 2:
+            return tuple(numbers)
+        i = k + 1  # a run with no `.N` after it: none starts inside it either
+    return ()
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,5 +1,6 @@
-"""`record`: the value classes of a check (settings, findings, the parsed tree), with the methods
-`dataclasses.dataclass` would give them, but without importing `dataclasses`.
+"""`record`, `NamedTuple`, `Protocol`: the value classes of a check (settings, findings, the
+parsed tree), with the methods `dataclasses.dataclass` would give them, without importing
+`dataclasses`.
 
 `dataclasses` imports `inspect`, and with it `ast`, `dis`, `tokenize` and `copy`: ~12 ms, an
 eighth of a small file's whole `--check` (docs/performance.md, "Start-up of the CLI"). The check
@@ -10,8 +11,13 @@ What they use of dataclasses is all there is here: `frozen`, `slots`, `eq=False`
 `ClassVar`, `InitVar`, `__post_init__`, `order` or keyword-only fields (`record` refuses a class
 whose base is a record, or whose annotation names ClassVar or InitVar).
 
+`NamedTuple` is `typing.NamedTuple`'s class syntax (`class Span(NamedTuple): start: int ...`) made
+with `collections.namedtuple`, and `Protocol` is a plain base at run time: `typing` (with `re`,
+~4 ms) is imported by neither a check nor `--version`. Type checkers see typing's own.
+
 Type checkers read `record` as a dataclass (PEP 681, `dataclass_transform`);
-tests/test_records.py holds each generated method against `dataclasses.dataclass`'s.
+tests/test_records.py holds each generated method against `dataclasses.dataclass`'s, and
+`NamedTuple` against typing's.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from _thread import get_ident
 TYPE_CHECKING = False  # typing's, without importing typing (~4 ms)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar, dataclass_transform
+    from typing import Any, NamedTuple, Protocol, TypeVar, dataclass_transform
 
     T = TypeVar("T")
 else:
@@ -207,3 +213,49 @@ def _frozen_setattr(self, name, value):
 
 def _frozen_delattr(self, name):
     raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+# `NamedTuple` and `Protocol` as run-time bases, for the modules a check or `--version` imports.
+if not TYPE_CHECKING:
+    _NOT_OVERWRITTEN = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults",
+                                  "_make", "_replace", "_asdict", "_source"})
+    _NOT_COPIED = frozenset({"__module__", "__qualname__", "__annotations__", "__orig_bases__", "__doc__"})
+
+    class _NamedTupleMeta(type):
+        """`class X(NamedTuple): a: int; b: str = ""` makes `collections.namedtuple("X", "a b",
+        defaults=[""])` with X's methods, properties and docstring, as typing.NamedTuple does."""
+
+        def __new__(mcls, name, bases, namespace):
+            if not bases:  # NamedTuple itself
+                return super().__new__(mcls, name, bases, namespace)
+            if bases != (NamedTuple,):
+                raise TypeError("a NamedTuple derives from NamedTuple only")
+            from collections import namedtuple
+
+            annotations = namespace.get("__annotations__", {})
+            defaults = []
+            for field_name in annotations:
+                if field_name in namespace:
+                    defaults.append(namespace[field_name])
+                elif defaults:
+                    raise TypeError(f"Non-default namedtuple field {field_name} cannot follow a default field")
+            made = namedtuple(name, annotations, defaults=defaults, module=namespace.get("__module__"))
+            made.__annotations__ = dict(annotations)
+            made.__qualname__ = namespace.get("__qualname__", name)
+            if namespace.get("__doc__") is not None:
+                made.__doc__ = namespace["__doc__"]
+            for key, value in namespace.items():
+                if key in _NOT_OVERWRITTEN:
+                    raise AttributeError("Cannot overwrite NamedTuple attribute " + key)
+                if key not in _NOT_COPIED and key not in annotations:
+                    setattr(made, key, value)
+            return made
+
+    class NamedTuple(metaclass=_NamedTupleMeta):
+        pass
+
+    class Protocol:
+        """A structural type for type checkers; a plain base class at run time (never instantiated)."""
+
+        def __class_getitem__(cls, _params):
+            return cls

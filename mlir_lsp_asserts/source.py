@@ -13,9 +13,9 @@ import errno
 import mmap
 import os
 import stat
-from typing import NamedTuple
 
 from .errors import SourceError
+from .records import NamedTuple
 from .syntax.resource_section import ResourceTail, tail_of_file, tail_of_text
 
 __all__ = ["BYTECODE_MAGIC", "PIPE_LIMIT_BYTES", "Source", "SourceError", "decode", "is_bytecode_file", "read_source"]

@@ -121,3 +121,49 @@ def test_what_records_do_not_support_is_refused():
         class D:
             x: int = 0
             y: int
+
+
+TUPLE_BODY = """
+class Span(NamedTuple):
+    \"\"\"A span.\"\"\"
+
+    start: int
+    end: int
+    label: str = ""
+
+    @property
+    def size(self):
+        return self.end - self.start
+
+    def __str__(self):
+        return f"{self.start}-{self.end}"
+"""
+
+
+def make_tuple(base):
+    scope = {"NamedTuple": base}
+    exec(TUPLE_BODY, scope)
+    scope["Span"].__module__ = __name__
+    return scope["Span"]
+
+
+def test_a_light_named_tuple_behaves_as_typings():
+    import typing
+
+    def seen(cls):
+        a = cls(1, 4)
+        globals()["Span"] = cls
+        try:
+            again = pickle.loads(pickle.dumps(a))
+        finally:
+            del globals()["Span"]
+        return (repr(a), str(a), a.size, a == (1, 4, ""), hash(a) == hash((1, 4, "")), a._replace(end=9),
+                a._asdict(), cls._fields, cls._field_defaults, cls.__doc__, list(cls.__annotations__), again == a,
+                isinstance(a, tuple), cls(start=2, end=3, label="x"), cls._make([5, 6, "y"]), cls.__qualname__,
+                hasattr(a, "__dict__"))
+
+    assert seen(make_tuple(records.NamedTuple)) == seen(make_tuple(typing.NamedTuple))
+    with pytest.raises(TypeError, match="cannot follow"):
+        exec("class Bad(NamedTuple):\n    a: int = 0\n    b: int\n", {"NamedTuple": records.NamedTuple})
+    with pytest.raises(AttributeError, match="overwrite"):
+        exec("class Bad(NamedTuple):\n    a: int\n    def _replace(self): pass\n", {"NamedTuple": records.NamedTuple})

@@ -158,6 +158,8 @@ def test_version_help_and_explain_load_almost_nothing(project, args):
         assert offenders(modules, ("argparse",)) == []
     if args == ("--explain", "MLA001"):  # a rule's page: not even typing or re
         assert offenders(modules, ("typing", "re", "contextlib")) == []
+    if args == ("--version",):  # nor the release: no typing, re, enum, or signal (no handler to install)
+        assert offenders(modules, ("typing", "re", "enum", "signal")) == []
 
 
 def test_list_profiles_loads_no_compiler(project):
@@ -188,3 +190,19 @@ def test_the_editable_install_is_a_path_not_an_import_hook():
     proc = subprocess.run([sys.executable, "-c", "import sys; print(sorted(sys.modules))"], capture_output=True,
                           text=True, timeout=60)
     assert "pathlib" not in json.loads(proc.stdout.replace("'", '"'))
+
+
+@pytest.mark.parametrize("text", ["3.13.0", "3.3.0rc20250320", "IREE compiler version 3.13.0rc20261016 @ abc", "3.8",
+                                  "v12.34.56.78", "1.", "1..2", "a1b2.3c", "12", "", "x3.x4.5", "3.13.", "3.13.x",
+                                  "\u0663.\u0664.\u0665", "9\u00b2.1", "0003.010", "...5.6", "7.8.9.10.11",
+                                  "1.2.3rc1.4"])
+def test_a_release_is_read_as_the_pattern_read_it(text):
+    """`parse_release` (a version string's `N.N[.N]`) no longer uses `re`, which `--version`
+    would import for it: it reads each of these as the pattern did."""
+    import re
+
+    from mlir_lsp_asserts.iree_release import parse_release
+
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    want = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+    assert (tuple(parse_release(text)) if parse_release(text) else None) == want

@@ -37,9 +37,16 @@ def _split_codes(values):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .signals import run_stoppable  # SIGTERM and SIGHUP stop as Ctrl-C does
-
     try:
+        alone = _flag_alone(sys.argv[1:] if argv is None else argv)
+        if alone is not None:  # a few lines printed at once: no handlers to install (signal, enum)
+            try:
+                return alone()
+            except KeyboardInterrupt:
+                print("mlir-lsp: stopped (SIGINT)", file=sys.stderr)
+                return 130
+        from .signals import run_stoppable  # SIGTERM and SIGHUP stop as Ctrl-C does
+
         return run_stoppable(lambda: run(argv))
     except BrokenPipeError:  # `mlir-lsp ... | head`: the reader is gone, nothing more to say
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -82,7 +89,7 @@ def run(argv: list[str] | None) -> int:
 
         return run_server()
     alone = _flag_alone(sys.argv[1:] if argv is None else argv)
-    if alone is not None:
+    if alone is not None:  # main() ran these already; here for callers of run()
         return alone()
     from .arguments import build_parser
 
@@ -162,7 +169,10 @@ def _collect_less() -> None:
 def _flag_alone(argv: list[str]) -> Callable[[], int] | None:
     """`mlir-lsp --version` and `mlir-lsp --explain RULE`, as the whole command line, run without
     argparse: its import and the parser's 60-odd arguments were a third of such a start. What
-    argparse would make of these two forms is exactly this; any other form goes through it."""
+    argparse would make of these two forms is exactly this; any other form goes through it.
+    They run without `run_stoppable`'s SIGTERM handler too (`signal` imports `enum`): Python's
+    own ends them, and the one process `--version` may start (the compiler's `--version`, when
+    its release is not cached) dies with it (`processes.death_signal`)."""
     if argv == ["--version"]:
         from .version import print_version
 

@@ -9,11 +9,11 @@ text-only; then, and when the file cannot be lowered, each torch file gets one l
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from ..records import field, record
 from ..source import SourceError
 
+TYPE_CHECKING = False  # typing's, without importing typing (records.py)
 if TYPE_CHECKING:
     from ..dispatch.torch_check import TorchLowering
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import NamedTuple
 
 from ..iree_release import compiler_message
+from ..records import NamedTuple
 from .cache_folder import cache_folder
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
-from typing import Any, Protocol
 
-from ..records import field, record
+from ..records import Protocol, field, record
 from .tokens import STRING_LITERAL
+
+TYPE_CHECKING = False  # typing's, without importing typing (records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Default-dialect resolution for short op names, as the real printer/parser does it:
 # `module` and `unrealized_conversion_cast` are builtin ops; ops that declare a default

@@ -3,7 +3,7 @@ by its short reader and the grammar (`op_grammar.py`)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from ..records import NamedTuple
 
 CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Protocol, cast
 
+from ..records import Protocol
 from .op_tree import ChildPairs
 from .tokens import STRING_BODY
 
@@ -60,8 +60,9 @@ LINE_REST = re.compile(r"[ \t]*\n")
 NOT_CONTINUED = re.compile(r"\s*+(?:\}|\Z|[A-Za-z_][\w$\-]*+\.[\w$.\-]*+[ \t]*+(?:[^=]|\Z))")
 SKIP_WS = re.compile(r"(?:\s+|//[^\n]*)*")
 SPACES = re.compile(r"[ \t\r]*")
-skip_ws, spaces = cast(Matches, SKIP_WS.match), cast(Matches, SPACES.match)  # both match "": everywhere
-NO_RESULTS = cast("list[tuple[str, int, int]]", ())  # shared by the ops without results (not a list each)
+skip_ws: Matches = SKIP_WS.match  # type: ignore[assignment]  # both match "": everywhere
+spaces: Matches = SPACES.match  # type: ignore[assignment]
+NO_RESULTS: list[tuple[str, int, int]] = ()  # type: ignore[assignment]  # shared by the ops without results (not a list each)
 RESULTS = re.compile(r"(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)\s*=(?!=)\s*")
 RESULT_ITEM = re.compile(r"%([\w$.\-]+)(?::(\d+))?")
 BARE_ID = re.compile(r"[A-Za-z_][\w$.\-]*")

@@ -17,17 +17,23 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import NamedTuple, Protocol, TypeVar
+
+from ..records import NamedTuple, Protocol
+
+TYPE_CHECKING = False  # typing's, without importing typing (records.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _S = TypeVar("_S", str, bytes)
 
 OPEN = "{-#"
 CLOSE = "#-}"
 NOT_CLOSED = "'{-#' metadata is never closed"
 # How much of a file's end is read to see whether its metadata is closed.
 END_PROBE = 4096
-_S = TypeVar("_S", str, bytes)
 
 
-class _Searchable(Protocol[_S]):
+class _Searchable(Protocol["_S"]):
     """What `ir_end` reads: `str` (with `_S` = str), `bytes` or an `mmap` (`_S` = bytes)."""
 
     def find(self, sub: _S, start: int = ..., /) -> int: ...
