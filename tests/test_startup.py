@@ -87,8 +87,10 @@ def test_a_check_of_many_small_files_starts_no_process(project):
 # random), and shutil through argparse's formatter (cli/main.py asks the terminal's width itself).
 # Nor does it need dataclasses (with inspect, ast, dis: records.py makes its classes) or pathlib
 # (with urllib.parse and ipaddress: config.py and files.py walk paths with os.path): ~18 ms.
+# `--check PATH` builds no argparse parser (cli/plain_check.py; gettext and locale with it), and
+# no module imports typing (records.py's NamedTuple and Protocol).
 NOT_IN_A_CONCISE_CHECK = ("json", "tempfile", "shutil", "random", "importlib.metadata", "dataclasses", "inspect",
-                          "pathlib", "urllib")
+                          "pathlib", "urllib", "argparse", "gettext", "locale", "typing")
 
 
 def test_a_concise_check_computes_no_fix(project):
@@ -206,3 +208,34 @@ def test_a_release_is_read_as_the_pattern_read_it(text):
     m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
     want = (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
     assert (tuple(parse_release(text)) if parse_release(text) else None) == want
+
+
+@pytest.mark.parametrize("argv", [["--check", "model.mlir"], ["--check", "--force-exclude", "a.mlir", "b.mlirbc"],
+                                  ["--check", "--quiet", "--no-progress", "--exit-zero", "--statistics", "x"],
+                                  ["--check", "--fix", "--force-exclude", "a.mlir"], ["--check", "--diff", "dir/"],
+                                  ["--check", "--check", "a b.mlir", ""], ["--check", "--fix", "--fix", "x=y.mlir"]])
+def test_a_plain_check_line_reads_as_argparse_reads_it(argv):
+    """`--check [switches] PATH...` skips argparse (start-up); what it gives is argparse's namespace."""
+    from mlir_lsp_asserts.cli.arguments import build_parser
+    from mlir_lsp_asserts.cli.plain_check import plain_check
+
+    assert vars(plain_check(argv)) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [[], ["--check"], ["--check", "-"], ["--check", "a", "--quiet", "b"], ["a", "--check"],
+                                  ["--check", "--", "a"], ["--check", "--ch", "a"], ["--check", "-j", "2", "a"],
+                                  ["--check", "--output-format", "json", "a"], ["--check", "--select=MLA001", "a"],
+                                  ["--fix", "--check", "a"], ["--check", "-q", "a"]])
+def test_any_other_line_goes_to_argparse(argv):
+    from mlir_lsp_asserts.cli.plain_check import plain_check
+
+    assert plain_check(argv) is None
+
+
+def test_the_plain_checks_defaults_are_the_parsers():
+    """An option added to the parser (cli/arguments.py) must be added to cli/plain_check.py too."""
+    from mlir_lsp_asserts.cli.arguments import build_parser
+    from mlir_lsp_asserts.cli.plain_check import OTHER_DEFAULTS, SWITCHES, VALUED
+
+    mine = {**dict.fromkeys(SWITCHES, False), **dict.fromkeys(VALUED), **OTHER_DEFAULTS}
+    assert mine == vars(build_parser().parse_args([]))

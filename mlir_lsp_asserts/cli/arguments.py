@@ -94,11 +94,6 @@ def add_measured(group) -> None:
                        help="never lower torch IR to find its MLA004 findings (config: lower-torch = false)")
 
 
-def wants_measure(args) -> bool:
-    """Does this --check measure its findings (cli/measured.py)?"""
-    return bool(args.what_if or args.what_if_mode or args.measured_severity)
-
-
 def add_compile(p) -> None:
     g = p.add_argument_group("compile with the fix (--compile FILE -o OUT.vmfb)")
     g.add_argument("--compile", action="store_true",

@@ -15,6 +15,7 @@ import time
 TYPE_CHECKING = False  # typing's, without importing typing (`--version`, `--explain`: rules/base.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from ..file_job import FileOutcome, JobOptions
     from . import measured, torch_check
@@ -91,9 +92,15 @@ def run(argv: list[str] | None) -> int:
     alone = _flag_alone(sys.argv[1:] if argv is None else argv)
     if alone is not None:  # main() ran these already; here for callers of run()
         return alone()
-    from .arguments import build_parser
+    from .plain_check import plain_check
 
-    args = build_parser().parse_args(argv)
+    plain = plain_check(sys.argv[1:] if argv is None else argv)
+    if plain is not None:
+        args: Any = plain
+    else:  # any other command line
+        from .arguments import build_parser
+
+        args = build_parser().parse_args(argv)
     if args.check or args.fix or args.diff:
         _collect_less()
     if args.version:
@@ -242,10 +249,14 @@ def _options(args) -> JobOptions:
                       with_fixes=_shows_fixes(args))
 
 
+def wants_measure(args) -> bool:
+    """Does this --check measure its findings (cli/measured.py)?"""
+    return bool(args.what_if or args.what_if_mode or args.measured_severity)
+
+
 def _shows_fixes(args) -> bool:
     """Does this run print, write or use the findings' fixes? (A concise check does not: its
     findings are checked without them, and the fixes' code is not even imported.)"""
-    from .arguments import wants_measure
     from .output import SHOW_FIXES
 
     return bool(args.fix or args.diff or args.statistics or args.results_out or wants_measure(args)
@@ -336,8 +347,6 @@ def run_check(args) -> int:
     except ConfigError as e:
         print(f"mlir-lsp: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    from .arguments import wants_measure
-
     measurer: measured.Measurer | torch_check.TorchChecker | None = None
     if wants_measure(args):
         from . import measured
