@@ -160,8 +160,8 @@ def test_version_help_and_explain_load_almost_nothing(project, args):
         assert offenders(modules, ("argparse",)) == []
     if args == ("--explain", "MLA001"):  # a rule's page: not even typing or re
         assert offenders(modules, ("typing", "re", "contextlib")) == []
-    if args == ("--version",):  # nor the release: no typing, re, enum, or signal (no handler to install)
-        assert offenders(modules, ("typing", "re", "enum", "signal")) == []
+    if args == ("--version",):  # nor the release: no typing, re, enum, signal (no handler to install), hashlib
+        assert offenders(modules, ("typing", "re", "enum", "signal", "hashlib", "_hashlib")) == []
 
 
 def test_list_profiles_loads_no_compiler(project):
@@ -239,3 +239,27 @@ def test_the_plain_checks_defaults_are_the_parsers():
 
     mine = {**dict.fromkeys(SWITCHES, False), **dict.fromkeys(VALUED), **OTHER_DEFAULTS}
     assert mine == vars(build_parser().parse_args([]))
+
+
+def test_the_compilers_cached_release_is_asked_again_when_the_binary_changes(tmp_path):
+    """`--version` reads the compiler's release from a cache file named after the binary (its
+    path's checksums, size and mtime, without hashlib): another binary, or the same one rebuilt
+    or touched, gets a cache file of its own, so its release is asked again."""
+    import os
+
+    from mlir_lsp_asserts.dispatch.compiler_lookup import binary_cache_file
+
+    first, second = tmp_path / "a" / "iree-compile", tmp_path / "b" / "iree-compile"
+    for binary in (first, second):
+        binary.parent.mkdir()
+        binary.write_bytes(b"\x7fELF same bytes")
+    name = binary_cache_file(str(first), "version")
+    assert name is not None and name == binary_cache_file(str(first), "version")
+    assert binary_cache_file(str(second), "version") != name  # same size and bytes, another path
+    os.utime(first, ns=(1, 1))
+    touched = binary_cache_file(str(first), "version")
+    assert touched != name
+    first.write_bytes(b"\x7fELF other bytes!")
+    os.utime(first, ns=(1, 1))
+    assert binary_cache_file(str(first), "version") not in (name, touched)  # rebuilt: another size
+    assert binary_cache_file(str(tmp_path / "missing"), "version") is None
