@@ -23,6 +23,7 @@ tests/test_records.py holds each generated method against `dataclasses.dataclass
 from __future__ import annotations
 
 from _thread import get_ident
+from keyword import iskeyword
 
 TYPE_CHECKING = False  # typing's, without importing typing (~4 ms)
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ def replace(obj: T, **changes: Any) -> T:
 def _fields(cls: type) -> dict[str, Field]:
     out: dict[str, Field] = {}
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if not (isinstance(name, str) and name.isidentifier() and not iskeyword(name)):  # goes into __init__'s source
+            raise TypeError(f"{cls.__name__}: field name {name!r} is not an identifier")
         if "ClassVar" in str(annotation) or "InitVar" in str(annotation):
             raise TypeError(f"{cls.__name__}.{name}: ClassVar and InitVar are not supported by record")
         value = cls.__dict__.get(name, _MISSING)

@@ -116,6 +116,13 @@ def test_what_records_do_not_support_is_refused():
         class C(B):
             y: int
 
+    class E:
+        pass
+
+    E.__annotations__ = {"x": "int", "y=0): pass\nimport os\ndef f(": "int"}  # only a name goes into __init__
+    with pytest.raises(TypeError, match="not an identifier"):
+        records.record(E)
+
     with pytest.raises(TypeError, match="non-default argument"):
         @records.record
         class D:

@@ -18,6 +18,10 @@ PACKAGE = REPO / "mlir_lsp_asserts"
 SHELL_PATTERNS = [r"shell\s*=\s*True", r"\bos\.system\s*\(", r"\bos\.popen\s*\(", r"\bos\.exec\w*\s*\(",
                   r"\bos\.spawn\w*\s*\(", r"\bcommands\.getoutput", r"\bpty\.spawn", r"\bsubprocess\.getoutput",
                   r"\bsubprocess\.getstatusoutput", r"create_subprocess_shell", r"\beval\s*\(", r"\bexec\s*\("]
+# The one exec in the package: records.py builds a record class's __init__ as dataclasses does,
+# from a fixed template and the class's own field names, each checked to be a plain identifier
+# (test_records.py: a name that is not one is refused). No text from outside reaches it.
+EXEC_OF_OWN_TEMPLATE = ("mlir_lsp_asserts/records.py", "exec(source, namespace)")
 
 
 def test_no_shell_in_the_package_source():
@@ -25,6 +29,8 @@ def test_no_shell_in_the_package_source():
     for p in sorted(PACKAGE.rglob("*.py")):
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("#", 1)[0]
+            if (str(p.relative_to(REPO)), code.strip()) == EXEC_OF_OWN_TEMPLATE:
+                continue
             for pat in SHELL_PATTERNS:
                 if re.search(pat, code):
                     hits.append(f"{p.relative_to(REPO)}:{n}: {line.strip()}")
