@@ -4,7 +4,9 @@ The one source of a publish's params: `publishing.publish_json` (the pygls serve
 `early_start` (the first answers, before pygls is imported) both call `publish_params_json`,
 so the first publish of a document is the same text whichever of them sends it. The findings'
 JSON is built directly (a publish of hundreds of findings through attrs and cattrs costs ~15 ms;
-this costs well under one), in the key order lsprotocol's converter gives.
+this costs well under one), in the key order lsprotocol's converter gives, without spaces: a
+publish of 680 findings is 6% smaller, which the client reads and parses after every edit.
+`notification_frame` is the one builder of a notification's bytes on the wire (header and body).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding, Severity, Span
+from .framing import MESSAGE_HEADER
 
 if TYPE_CHECKING:
     from .open_documents import OpenDocument
@@ -24,7 +27,8 @@ SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFORMATION: 3, Sev
 ERROR, INFORMATION = 1, 3
 # A publish lists at most this many findings, then one summary (like other linters' caps).
 MAX_PUBLISHED = 2000
-POSITION_LINE = re.compile(r'\{"line": (\d+)')
+POSITION_LINE = re.compile(r'\{"line":(\d+)')
+_dumps = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's C encoder, without spaces
 
 
 def _pos_json(p, line0: int) -> dict:
@@ -59,8 +63,8 @@ def not_shown_message(count: int) -> str:
 
 def moved(rendered: str, lines: int) -> str:
     """Diagnostics rendered by `diagnostic_json`, `lines` lines further down. Every position is a
-    `{"line": N, ...}` object, and `{"` never occurs inside a JSON string (its `"` is escaped)."""
-    return POSITION_LINE.sub(lambda m: f'{{"line": {int(m.group(1)) + lines}', rendered)
+    `{"line":N,...}` object, and `{"` never occurs inside a JSON string (its `"` is escaped)."""
+    return POSITION_LINE.sub(lambda m: f'{{"line":{int(m.group(1)) + lines}', rendered)
 
 
 def publish_params_json(doc: OpenDocument, measured: Any = None, others: Iterable[dict] = ()) -> str:
@@ -70,9 +74,9 @@ def publish_params_json(doc: OpenDocument, measured: Any = None, others: Iterabl
     JSON). Each piece keeps its findings' JSON for the line it starts at, so an edit re-renders
     only the pieces it changed or moved."""
     live = doc.live
-    parts = [json.dumps(plain_json(doc.error))] if doc.error else []
+    parts = [_dumps(plain_json(doc.error))] if doc.error else []
     if problem := doc.tail_problem():
-        parts.append(json.dumps(plain_json(problem[1], ERROR, line=problem[0])))
+        parts.append(_dumps(plain_json(problem[1], ERROR, line=problem[0])))
     shown = 0
     # A rendering holds for its first line and the measurement it shows (none, or one what-if).
     lower = live.settings.measured_severity  # the file's settings (file_settings)
@@ -81,17 +85,29 @@ def publish_params_json(doc: OpenDocument, measured: Any = None, others: Iterabl
     def render(findings, line0: int) -> str:
         if measured is not None:
             findings = measured.annotate(findings, line0, lower)
-        return ", ".join(json.dumps(diagnostic_json(doc.uri, f, line0)) for f in findings)
+        return ",".join(_dumps(diagnostic_json(doc.uri, f, line0)) for f in findings)
 
     # Unmeasured findings move with their lines (a measurement is matched by line: rendered again).
     for rendered, count, line0 in live.rendered_findings(render, tag, moved if measured is None else None):
         parts.append(rendered)
         shown += count
         if shown >= MAX_PUBLISHED and live.finding_count() > shown:
-            parts.append(json.dumps(plain_json(not_shown_message(live.finding_count() - shown), INFORMATION,
+            parts.append(_dumps(plain_json(not_shown_message(live.finding_count() - shown), INFORMATION,
                                                line=line0)))
             break
-    parts.extend(json.dumps(d) for d in others)
+    parts.extend(_dumps(d) for d in others)
     version = "null" if doc.version is None else str(int(doc.version))
-    diagnostics = ", ".join(x for x in parts if x)
-    return f'{{"uri": {json.dumps(doc.uri)}, "version": {version}, "diagnostics": [{diagnostics}]}}'
+    diagnostics = ",".join(x for x in parts if x)
+    return f'{params_prefix(doc.uri)}"version":{version},"diagnostics":[{diagnostics}]}}'
+
+
+def params_prefix(uri: str) -> str:
+    """How the params of a publish for `uri` begin (`publish_params_json`)."""
+    return f'{{"uri":{_dumps(uri)},'
+
+
+def notification_frame(method: str, params_json: str) -> bytes:
+    """A notification whose params are JSON text, as the bytes the protocol sends: the header
+    (the body's length in bytes), then the body in UTF-8."""
+    body = f'{{"jsonrpc":"2.0","method":"{method}","params":{params_json}}}'.encode()
+    return MESSAGE_HEADER.format(len(body)).encode("ascii") + body

@@ -48,7 +48,7 @@ from typing import Any, BinaryIO
 
 from .. import __version__
 from .capabilities import initialize_result, readable
-from .framing import FrameReader, widen_pipe
+from .framing import MESSAGE_HEADER, FrameReader, widen_pipe
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,6 @@ log = logging.getLogger(__name__)
 EARLY_MAX_BYTES = 4 << 20
 # How long the first frame is waited for before this phase's own imports start.
 FIRST_FRAME_SECONDS = 0.05
-HEADER = "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
 PUBLISH = "textDocument/publishDiagnostics"
 EXIT_IMPORT_FAILED = 2
 
@@ -288,13 +287,14 @@ class EarlyStart:
             return
         from types import SimpleNamespace
 
-        from .diagnostics_json import publish_params_json
+        from .diagnostics_json import notification_frame, publish_params_json
         from .file_settings import for_uri
         from .open_documents import OpenDocument
 
         settings = for_uri(SimpleNamespace(settings=self._options().rules), uri)
         params_json = publish_params_json(OpenDocument(uri, version, text, settings))
-        self._write(f'{{"jsonrpc": "2.0", "method": "{PUBLISH}", "params": {params_json}}}')
+        self.stdout.write(notification_frame(PUBLISH, params_json))
+        self.stdout.flush()
         self.handoff.published[uri] = params_json
 
     def _options(self):
@@ -309,7 +309,7 @@ class EarlyStart:
 
     def _write(self, body: str) -> None:
         data = body.encode("utf-8")
-        self.stdout.write(HEADER.format(len(data)).encode("ascii") + data)
+        self.stdout.write(MESSAGE_HEADER.format(len(data)).encode("ascii") + data)
         self.stdout.flush()
 
 

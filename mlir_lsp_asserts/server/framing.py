@@ -36,6 +36,8 @@ PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 MAX_BODY_BYTES = 2 << 30
+# The header of every message this server writes (the early start's and pygls's alike).
+MESSAGE_HEADER = "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
 HEADER_LINE_BYTES = 64 * 1024
 # Bodies up to this size are read with one `read(n)` straight into their bytes; larger ones in
 # chunks of CHUNK_BYTES (`read_body`), so a length that lies never allocates more than has arrived.

@@ -30,6 +30,7 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from .diagnostics_json import notification_frame, params_prefix
 from .framing import PIPE_BYTES as PIPE_BYTES
 from .framing import FrameReader, widen_pipe
 from .held_resources import lift
@@ -206,9 +207,7 @@ class MlirLspProtocol(LanguageServerProtocol):
         """Send a notification whose params are already JSON text (see `MlirLspServer.publish`)."""
         if self.writer is None or self._published_early(method, params_json):
             return
-        body = f'{{"jsonrpc": "2.0", "method": "{method}", "params": {params_json}}}'
-        data = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n{body}"
-        res = self.writer.write(data.encode(self.CHARSET))
+        res = self.writer.write(notification_frame(method, params_json))
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)
 
@@ -219,7 +218,7 @@ class MlirLspProtocol(LanguageServerProtocol):
         if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS or not self.published_early:
             return False
         for uri, sent in list(self.published_early.items()):
-            if params_json.startswith(f'{{"uri": {json.dumps(uri)}, '):
+            if params_json.startswith(params_prefix(uri)):
                 del self.published_early[uri]
                 if sent == params_json:
                     return True
