@@ -99,6 +99,8 @@ def pytest_collection_modifyitems(config, items):
     slow tests first (in their order), so the two workers end together instead of one of them
     starting a minute-long test when the other has nothing left."""
     for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue  # its own group (the prompt encoder's tests of a browser file start no browser)
         if item.get_closest_marker("vscode") or item.path.name in BROWSER_FILES:
             item.add_marker(pytest.mark.xdist_group("browser"))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
@@ -253,19 +255,37 @@ def assert_spans_inside(text: str, findings) -> None:
             assert 0 <= s.start_pos.line < li.line_count and 0 <= s.end_pos.line < li.line_count
 
 
-# The tests that compile the SDXL prompt encoder (8-20 s a compile; counts, attribution, the
-# dispatch diff and graph against its fixed self, compstat): one xdist group, so they run one after
-# another on one worker and share `encoder_cache`: the same text with the same flags is compiled
-# once per run (the cache's key is the text, the compiler and the flags, not the file's path).
-ENCODER_GROUP = pytest.mark.xdist_group("encoder")
+# The tests that compile the SDXL prompt encoder (10-40 s a compile): two xdist groups, each run
+# one test after another on one worker with `encoder_cache`, so that the same text with the same
+# flags is compiled once per run (the cache's key is the text, the compiler and the flags, not the
+# file's path; a compile with debug info, --attribution's, serves the plain count too). The input
+# IR's tests and the torch export's share no compile (other texts: the export lowers to another
+# input IR), so the two groups run on the two workers at once. A test in one of them is in no
+# other group (`_xdist_group` would join the names into a third).
+ENCODER_GROUP = pytest.mark.xdist_group("encoder")  # sdxl_prompt_encoder.input.mlir
+ENCODER_TORCH_GROUP = pytest.mark.xdist_group("encoder-torch")  # sdxl_prompt_encoder.torch.mlir
 
 
 @pytest.fixture(scope="session")
 def encoder_cache(tmp_path_factory) -> Path:
-    """One count cache (an XDG_CACHE_HOME) for the ENCODER_GROUP tests: the first of them compiles
-    the prompt encoder for real, the next take its counts from the cache, as a user's second run
-    does (a compile with debug info, --attribution's, serves the plain counts too)."""
+    """One count cache (an XDG_CACHE_HOME) for the ENCODER_GROUP and ENCODER_TORCH_GROUP tests of
+    a worker: the first of them compiles the prompt encoder for real, the next take its counts
+    from the cache, as a user's second run does."""
     return tmp_path_factory.mktemp("encoder-cache")
+
+
+@pytest.fixture(scope="session")
+def encoder_torch_counted(encoder_cache) -> Path:
+    """`encoder_cache` holding the torch export's count with --what-if and --attribution (the
+    command test_dispatch_attribution's [torch] case runs, which then finds it cached; or its
+    cached answer when that case ran first): the export compiled with debug info and lowered to
+    input IR. For a test that needs the plain count and the lowering but runs first in its
+    group (`--compile`'s: a plain compile would not serve the count with debug info)."""
+    torch = MODELS / "sdxl_prompt_encoder.torch.mlir"
+    r = run_cli("--dispatch-count", "--what-if", "--attribution", "--output-format", "json", torch,
+                env={"XDG_CACHE_HOME": str(encoder_cache)}, timeout=1800)
+    assert r.returncode in (0, 1), r.stderr  # as test_dispatch_count.counts accepts it
+    return encoder_cache
 
 
 @pytest.fixture(scope="session")

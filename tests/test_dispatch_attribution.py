@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENCODER_GROUP
+from conftest import ENCODER_GROUP, ENCODER_TORCH_GROUP
 from tests.test_dispatch_count import ENCODER, ENCODER_TORCH, REPRO, counts, mlir_lsp
 
 FAKE = """#!/bin/sh
@@ -140,10 +140,9 @@ def test_hover_lines_name_the_dispatches_of_an_op():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path, lines, op", [
-    (ENCODER, [13128, 15828], "linalg.generic"),
-    (ENCODER_TORCH, [5003, 5791], "torch.aten.embedding"),
+    pytest.param(ENCODER, [13128, 15828], "linalg.generic", marks=ENCODER_GROUP),
+    pytest.param(ENCODER_TORCH, [5003, 5791], "torch.aten.embedding", marks=ENCODER_TORCH_GROUP),
 ], ids=["input", "torch"])
-@ENCODER_GROUP
 def test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers(encoder_cache, path, lines, op):
     item = counts(mlir_lsp("--dispatch-count", "--what-if", "--attribution", "--output-format", "json", path,
                            cache=encoder_cache))

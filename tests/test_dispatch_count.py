@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENCODER_GROUP, SHARED  # noqa: E402
+from conftest import ENCODER_GROUP, ENCODER_TORCH_GROUP, SHARED  # noqa: E402
 from conftest import REPO as ROOT  # noqa: E402
 
 REPRO = SHARED / "fixtures" / "repro" / "hoisted_gather.mlir"
@@ -103,9 +103,9 @@ def test_timeout_kills_the_compile_and_leaves_no_process(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [ENCODER, ENCODER_TORCH], ids=["input", "torch"])
+@pytest.mark.parametrize("path", [pytest.param(ENCODER, marks=ENCODER_GROUP),
+                                  pytest.param(ENCODER_TORCH, marks=ENCODER_TORCH_GROUP)], ids=["input", "torch"])
 @pytest.mark.parametrize("profile, before, after", [("default", 1660, 1658), ("sdxl", 1308, 1306)])
-@ENCODER_GROUP
 def test_prompt_encoder_counts(encoder_cache, path, profile, before, after):
     item = counts(mlir_lsp("--dispatch-count", "--profile", profile, "--what-if", "--output-format", "json", path,
                            cache=encoder_cache))

@@ -3,7 +3,8 @@ in the lowering, where MLA004 traces them back to the `torch.aten.embedding` ops
 --what-if` puts the what-if's measured cost on those MLA004 findings (the two hoisted copies of
 the position-embedding gathers exist only because of asserts: 1660 -> 1658), and a dispatch diff
 against a side without those dispatches names MLA004 at the embeddings' lines as their cause.
-Real iree-compile: the encoder's torch compiles take ~45 s each here (one cache for the module)."""
+Real iree-compile: the encoder's torch compiles take ~20-45 s each here (the two tests of the export share
+the count cache of ENCODER_TORCH_GROUP: its lowering and its compile with debug info are made once a run)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,9 @@ import json
 
 import pytest
 
-from conftest import MODELS, run_cli
+from conftest import ENCODER_TORCH_GROUP, MODELS, run_cli
 
 TORCH = MODELS / "sdxl_prompt_encoder.torch.mlir"
-# one worker for the module: its count cache (`cache`) compiles the torch export once a flag set
-pytestmark = pytest.mark.xdist_group("torch-causes")
 EMBEDDINGS = [713, 719, 1858, 1864, 4999, 5003, 5787, 5791]  # the eight torch.aten.embedding ops
 EXTRA = {5003: "_initializer_260_dispatch_0", 5791: "_initializer_261_dispatch_0"}  # rooted at them
 # The one dispatch each embedding's asserts land in (token embeddings: fused into the model's
@@ -25,12 +24,13 @@ LANDS_IN = {713: "main$async_dispatch_0", 719: "_initializer_0_dispatch_0", 1858
             **EXTRA}
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache"))}
+@pytest.fixture
+def cache(encoder_cache):
+    return {"XDG_CACHE_HOME": str(encoder_cache)}
 
 
 @pytest.mark.slow
+@ENCODER_TORCH_GROUP
 def test_check_what_if_measures_the_torch_ops(cache):
     plain = run_cli("--check", "--no-lower", TORCH)  # text only: a torch file has no cf.assert to flag
     assert plain.returncode == 0 and plain.stdout == ""
@@ -56,6 +56,7 @@ def test_check_what_if_measures_the_torch_ops(cache):
 
 
 @pytest.mark.slow
+@ENCODER_TORCH_GROUP
 def test_dispatch_diff_names_the_embedding_as_the_cause(cache):
     r = run_cli("--dispatch-diff", TORCH, "--against-flags=--iree-opt-strip-assertions", "--output-format", "json",
                 env=cache, timeout=900)

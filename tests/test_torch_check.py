@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import DATA, ENCODER_GROUP, MODELS, run_cli, write
+from conftest import DATA, ENCODER_TORCH_GROUP, MODELS, run_cli, write
 
 CLIP = MODELS / "clip_l.torch.mlir"
 ENCODER = MODELS / "sdxl_prompt_encoder.torch.mlir"
@@ -52,7 +52,7 @@ def test_torch_ir_on_stdin_is_lowered_with_its_weights(tmp_path):
 
 
 @pytest.mark.slow
-@ENCODER_GROUP
+@ENCODER_TORCH_GROUP
 def test_check_on_the_prompt_encoder_finds_what_the_what_if_finds(encoder_cache):
     env = {"XDG_CACHE_HOME": str(encoder_cache)}
     code, found, _ = _found(ENCODER, env=env)

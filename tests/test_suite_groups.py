@@ -1,0 +1,35 @@
+"""The xdist groups that let the prompt encoder's tests share their compiles (tests/conftest.py):
+each test that reads `encoder_cache` is in one of the two encoder groups and in no other, so it
+runs on the worker (and with the cache) of the tests that compile the same texts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+ENCODER_FILES = ["test_compile_fixed.py", "test_compstat.py", "test_dispatch_attribution.py", "test_dispatch_count.py",
+                 "test_dispatch_diff.py", "test_dispatch_graph.py", "test_measured_cost.py", "test_shards.py",
+                 "test_torch_causes.py", "test_torch_check.py"]
+
+
+def test_every_test_of_the_encoder_cache_is_in_one_encoder_group(tmp_path):
+    out = tmp_path / "groups.json"
+    env = dict(os.environ, MLIR_LSP_GROUPS_OUT=str(out), PYTHONPATH=str(REPO / "tests"))
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                        "-p", "xdist_groups_dump", *(f"tests/{name}" for name in ENCODER_FILES)],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    groups = json.loads(out.read_text())
+    cached = {nodeid: group for nodeid, (group, uses_cache) in groups.items() if uses_cache}
+    assert {group for group in cached.values()} == {"encoder", "encoder-torch"}, cached
+    # the graph against its fixed self: a browser file's test, in the encoder group (not "browser_encoder")
+    assert cached["tests/test_dispatch_graph.py::test_prompt_encoder_against_its_fixed_self"] == "encoder"
+    assert groups["tests/test_dispatch_graph.py::test_open_shows_the_new_dispatch_selected_in_model_explorer"][0] == \
+        "browser"
+    assert cached["tests/test_dispatch_attribution.py::test_prompt_encoder_extra_dispatches_are_the_hoisted_gathers"
+                  "[torch]"] == "encoder-torch"
+    assert len(cached) >= 17, sorted(cached)  # the 17 of 2026-12-07
