@@ -152,3 +152,40 @@ def test_a_file_in_another_releases_syntax_says_so(tmp_path):
     assert last.startswith(f"mlir-lsp: error: {SEED}: iree-compile 3.13")
     assert "cannot read this file's IREE syntax (unknown Flow type: dispatch.tensor at line 13)" in last
     assert "--compiler PATH" in last
+
+
+def test_a_stream_count_after_the_plain_one_runs_only_the_stream_compile():
+    """`--stream` (and compstat's stream counts) of a text already counted: its dispatch-creation
+    compile is the plain count's, so only the `--compile-to=stream` compile runs; the figures are
+    a fresh stream count's, and the plain count is still plain."""
+    from mlir_lsp_asserts.dispatch.cache import CountCache
+    from mlir_lsp_asserts.dispatch.compiler import find_compiler
+    from mlir_lsp_asserts.dispatch.count import DispatchCounter
+
+    text, flags = REPRO.read_text(encoding="utf-8"), ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"]
+
+    def counter_logging(ran: list[str]) -> DispatchCounter:
+        """A counter whose compiles (real ones) are noted by their --compile-to."""
+        counter = DispatchCounter(find_compiler(), cache=CountCache(disk=False))
+        real = counter._run
+
+        def run(argv, files=None):
+            ran.append(next(a for a in argv if a.startswith("--compile-to=")))
+            return real(argv, files)
+
+        counter._run = run  # type: ignore[method-assign]
+        return counter
+
+    fresh_runs: list[str] = []
+    alone = counter_logging(fresh_runs).count(text, flags, stream=True)
+    assert fresh_runs == ["--compile-to=dispatch-creation", "--compile-to=stream"]
+    runs: list[str] = []
+    counter = counter_logging(runs)
+    plain = counter.count(text, flags)
+    after = counter.count(text, flags, stream=True)
+    assert runs == ["--compile-to=dispatch-creation", "--compile-to=stream"]  # not a second dispatch-creation
+    assert (after.flow_dispatches, after.per_function) == (alone.flow_dispatches, alone.per_function) == \
+        (plain.flow_dispatches, plain.per_function) and plain.flow_dispatches == 4
+    assert after.stream_dispatches == alone.stream_dispatches and alone.stream_dispatches is not None
+    assert counter.count(text, flags).stream_dispatches is None and plain.stream_dispatches is None
+    assert runs == ["--compile-to=dispatch-creation", "--compile-to=stream"]  # the plain count again: cached
