@@ -118,3 +118,56 @@ def test_a_pipe_on_stdin_gets_a_wider_buffer_for_large_opens(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+@pytest.mark.parametrize("writer", ["pygls", "early"])
+def test_a_large_message_interrupted_by_signals_arrives_whole(writer):
+    """Under PYTHONUNBUFFERED (CI sets it) the server's stdout is the raw pipe, whose write of a
+    large message returns short when a signal with a handler arrives midway: the rest was lost
+    and the client read garbage. Here the message is written to a pipe read slowly while the
+    writing thread gets a signal every few milliseconds; every byte must arrive, in order."""
+    import signal
+    import time
+
+    from mlir_lsp_asserts.server.early_start import EarlyStart
+    from mlir_lsp_asserts.server.transport import LockedStdoutWriter
+
+    data = bytes(range(256)) * (4 << 12)  # 4 MiB, 64 pipe-fulls
+    r, w = os.pipe()
+    raw = os.fdopen(w, "wb", buffering=0)  # what sys.stdout.buffer is under `python -u`
+    got = bytearray()
+
+    def read_slowly():
+        with os.fdopen(r, "rb", buffering=0) as f:
+            while chunk := f.read(1 << 16):
+                got.extend(chunk)
+                time.sleep(0.0005)
+
+    main, stop = threading.get_ident(), threading.Event()
+
+    def interrupt():
+        while not stop.is_set():
+            signal.pthread_kill(main, signal.SIGUSR1)
+            time.sleep(0.002)
+
+    old = signal.signal(signal.SIGUSR1, lambda *_: None)
+    reader, signals = threading.Thread(target=read_slowly), threading.Thread(target=interrupt)
+    reader.start()
+    signals.start()
+    try:
+        if writer == "pygls":
+            LockedStdoutWriter(raw).write(data)
+        else:
+            with open(os.devnull, "rb") as nothing:
+                EarlyStart(nothing, raw, lambda: None)._write(data.decode("latin-1"))
+    finally:
+        stop.set()
+        signals.join()
+        raw.close()
+        reader.join()
+        signal.signal(signal.SIGUSR1, old)
+    if writer == "early":  # a header, then the text as UTF-8
+        header, _, got = bytes(got).partition(b"\r\n\r\n")
+        data = data.decode("latin-1").encode("utf-8")
+        assert header.startswith(b"Content-Length: %d" % len(data))
+    assert len(got) == len(data) and bytes(got) == data

@@ -48,7 +48,7 @@ from typing import Any, BinaryIO
 
 from .. import __version__
 from .capabilities import initialize_result, readable
-from .framing import MESSAGE_HEADER, FrameReader, widen_pipe
+from .framing import MESSAGE_HEADER, FrameReader, widen_pipe, write_all
 
 log = logging.getLogger(__name__)
 
@@ -293,8 +293,7 @@ class EarlyStart:
 
         settings = for_uri(SimpleNamespace(settings=self._options().rules), uri)
         params_json = publish_params_json(OpenDocument(uri, version, text, settings))
-        self.stdout.write(notification_frame(PUBLISH, params_json))
-        self.stdout.flush()
+        write_all(self.stdout, notification_frame(PUBLISH, params_json))
         self.handoff.published[uri] = params_json
 
     def _options(self):
@@ -309,8 +308,7 @@ class EarlyStart:
 
     def _write(self, body: str) -> None:
         data = body.encode("utf-8")
-        self.stdout.write(MESSAGE_HEADER.format(len(data)).encode("ascii") + data)
-        self.stdout.flush()
+        write_all(self.stdout, MESSAGE_HEADER.format(len(data)).encode("ascii") + data)
 
 
 def serve(load_server: Callable[[], Callable[..., int]], stdin: BinaryIO | None = None,

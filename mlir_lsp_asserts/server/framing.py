@@ -36,6 +36,23 @@ PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 MAX_BODY_BYTES = 2 << 30
+def write_all(stream: BinaryIO, data: bytes) -> None:
+    """Write all of `data` to `stream`, then flush it. Under `python -u` or PYTHONUNBUFFERED
+    (CI sets it) `sys.stdout.buffer` is the raw file, whose `write` of a large message to a pipe
+    returns short when a signal arrives after part of it went out: the rest was lost, and the
+    client read the next message from inside this one ("Invalid control character")."""
+    view = memoryview(data)
+    while view:
+        n = stream.write(view)
+        if n is None:  # a non-blocking stream that took nothing: wait until it can
+            import select
+
+            select.select([], [stream], [])
+            continue
+        view = view[n:]
+    stream.flush()
+
+
 # The header of every message this server writes (the early start's and pygls's alike).
 MESSAGE_HEADER = "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
 HEADER_LINE_BYTES = 64 * 1024

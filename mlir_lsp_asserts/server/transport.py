@@ -32,7 +32,7 @@ from pygls.protocol.language_server import lsp_method
 
 from .diagnostics_json import notification_frame, params_prefix
 from .framing import PIPE_BYTES as PIPE_BYTES
-from .framing import FrameReader, widen_pipe
+from .framing import FrameReader, widen_pipe, write_all
 from .held_resources import lift
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,7 @@ class LockedStdoutWriter(StdoutWriter):
             if self.closed:
                 return log.info("the client's stream is closed; a message of %d bytes was not sent", len(data))
             try:
-                super().write(data)
+                write_all(self._stdout, data)  # pygls's own write ignores a short one
             except BrokenPipeError:
                 raise  # the client is gone: pygls and `run_stdio` end the server on it
             except (ValueError, OSError):  # closed under us, or the stream failed: said once
