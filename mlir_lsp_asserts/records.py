@@ -124,33 +124,38 @@ def _make(cls: type[T], frozen: bool, slots: bool, eq: bool) -> type[T]:
         if f.default_factory is not _MISSING:
             namespace[f"_factory_{name}"] = f.default_factory
             value = f"_factory_{name}() if {name} is _MISSING else {name}" if f.init else f"_factory_{name}()"
-        elif f.init:
-            value = name
+            param = f"{name}=_MISSING"
         else:
             namespace[f"_default_{name}"] = f.default
-            value = f"_default_{name}"
+            value = name if f.init else f"_default_{name}"
+            param = name if f.default is _MISSING else f"{name}=_default_{name}"
         if f.init:
-            if f.default is not _MISSING or f.default_factory is not _MISSING:
-                namespace[f"_default_{name}"] = f.default
-                params.append(f"{name}=_default_{name}" if f.default_factory is _MISSING else f"{name}=_MISSING")
-                seen_default = True
-            elif seen_default:
+            if param == name and seen_default:
                 raise TypeError(f"{cls.__name__}: non-default argument {name!r} follows default argument")
-            else:
-                params.append(name)
+            seen_default = param != name
+            params.append(param)
         lines.append(f"_object_setattr(self, {name!r}, {value})" if frozen else f"self.{name} = {value}")
-    source = f"def __init__(self, {', '.join(params)}):\n    " + ("\n    ".join(lines) or "pass") + "\n"
-    exec(source, namespace)  # as dataclasses does: a plain function, as fast as a hand-written one
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    methods: dict[str, Any] = {"__init__": init, "__repr__": _repr_of(cls, fields), "__record_fields__": fields,
+    # The methods are made from source, as dataclasses makes them: plain functions that read each
+    # field by name (an Op is built, a Settings hashed, as fast as by hand-written ones).
+    own = tuple(f"self.{n}," for n in names)
+    other = tuple(f"other.{n}," for n in names)
+    source = (f"def __init__(self, {', '.join(params)}):\n    " + ("\n    ".join(lines) or "pass") + "\n"
+              "def __eq__(self, other):\n"
+              "    if other.__class__ is not self.__class__:\n"
+              "        return NotImplemented\n"
+              f"    return ({''.join(own)}) == ({''.join(other)})\n"
+              "def __hash__(self):\n"
+              f"    return hash(({''.join(own)}))\n")
+    exec(source, namespace)
+    methods: dict[str, Any] = {"__init__": namespace["__init__"], "__repr__": _repr_of(fields),
+                               "__record_fields__": fields,
                                "__match_args__": tuple(n for n, f in fields.items() if f.init)}
     own_hash = cls.__dict__.get("__hash__", _MISSING)
     explicit_hash = not (own_hash is _MISSING or (own_hash is None and "__eq__" in cls.__dict__))
     if eq:
-        methods["__eq__"] = _eq_of(names)
+        methods["__eq__"] = namespace["__eq__"]
         if not explicit_hash:  # dataclasses' rule: frozen and eq hash the fields, eq alone is unhashable
-            methods["__hash__"] = _hash_of(names) if frozen else None
+            methods["__hash__"] = namespace["__hash__"] if frozen else None
     if frozen:
         methods["__setattr__"] = _frozen_setattr
         methods["__delattr__"] = _frozen_delattr
@@ -158,7 +163,7 @@ def _make(cls: type[T], frozen: bool, slots: bool, eq: bool) -> type[T]:
             methods["__getstate__"], methods["__setstate__"] = _slot_state(names)
     for name, method in methods.items():
         if name not in cls.__dict__ or name == "__hash__":
-            if callable(method) and name != "__init__":
+            if callable(method):
                 method.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, method)
     return cls
@@ -167,7 +172,7 @@ def _make(cls: type[T], frozen: bool, slots: bool, eq: bool) -> type[T]:
 _repr_running: set[tuple[int, int]] = set()
 
 
-def _repr_of(cls: type, fields: dict[str, Field]) -> Callable[[Any], str]:
+def _repr_of(fields: dict[str, Field]) -> Callable[[Any], str]:
     shown = tuple(n for n, f in fields.items() if f.repr)
 
     def __repr__(self) -> str:
@@ -181,22 +186,6 @@ def _repr_of(cls: type, fields: dict[str, Field]) -> Callable[[Any], str]:
             _repr_running.discard(key)
 
     return __repr__
-
-
-def _eq_of(names: tuple[str, ...]) -> Callable[[Any, Any], Any]:
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
-
-    return __eq__
-
-
-def _hash_of(names: tuple[str, ...]) -> Callable[[Any], int]:
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in names))
-
-    return __hash__
 
 
 def _slot_state(names: tuple[str, ...]) -> tuple[Callable[[Any], tuple], Callable[[Any, tuple], None]]:
