@@ -7,6 +7,8 @@ known renames are translated (with a note), and flags the compiler no longer has
 
 from __future__ import annotations
 
+from ..records import field, record
+
 # Targets, as IREE 3.13 names them (each checked by a compile of the repro in the tests).
 TARGET_GFX942 = ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx942")
 TARGET_GFX90A = ("--iree-hal-target-device=hip", "--iree-rocm-target=gfx90a")
@@ -61,18 +63,13 @@ ENGINE_FLAGS = ("compile-to", "compile-from", "o", "output-format", "iree-schedu
                 "iree-scheduling-dump-statistics-file", "mlir-print-debuginfo")
 
 
+@record
 class FlagReport:
-    """The flags a compiler gets, and what was translated or dropped on the way. (A plain class:
-    the command line imports this module for the profiles' names, and `--help`, `--version` and
-    `--explain` are meant to start without `dataclasses`.)"""
+    """The flags a compiler gets, and what was translated or dropped on the way."""
 
-    def __init__(self, flags: list[str], notes: list[str] | None = None, warnings: list[str] | None = None):
-        self.flags = flags
-        self.notes: list[str] = notes if notes is not None else []
-        self.warnings: list[str] = warnings if warnings is not None else []
-
-    def __repr__(self) -> str:
-        return f"FlagReport(flags={self.flags!r}, notes={self.notes!r}, warnings={self.warnings!r})"
+    flags: list[str]
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def split_flags(text: str | list[str] | tuple[str, ...]) -> list[str]:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..records import record
+
 STRIP_FLAG = "iree-opt-strip-assertions"
 LEVEL_FLAGS = ("iree-global-optimization-opt-level", "iree-opt-level")  # the pipeline's own first
 LEVELS = ("O0", "O1", "O2", "O3")
@@ -34,27 +36,13 @@ _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 NOT_STRIPPED_INSIDE = frozenset({"flow.executable", "stream.executable", "hal.executable"})
 
 
+@record(frozen=True, slots=True)
 class StripDecision:
-    """Whether iree-compile strips the asserts itself with a set of flags, and which flag says so.
-    (A plain value class: the rules import it, and `mlir-lsp --explain` starts without typing.)"""
+    """Whether iree-compile strips the asserts itself with a set of flags, and which flag says so."""
 
-    __slots__ = ("stripped", "by")
-
-    def __init__(self, stripped: bool, by: str):
-        self.stripped = stripped
-        # The flag that decides, as written (`--iree-opt-level=O3`), or "" when none does (O0).
-        self.by = by
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, StripDecision):
-            return NotImplemented
-        return (self.stripped, self.by) == (other.stripped, other.by)
-
-    def __hash__(self) -> int:
-        return hash((self.stripped, self.by))
-
-    def __repr__(self) -> str:
-        return f"StripDecision(stripped={self.stripped!r}, by={self.by!r})"
+    stripped: bool
+    # The flag that decides, as written (`--iree-opt-level=O3`), or "" when none does (O0).
+    by: str
 
     @property
     def phrase(self) -> str:

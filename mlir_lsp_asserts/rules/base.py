@@ -7,6 +7,7 @@ import os
 
 from ..iree_flags.strip_assertions import StripDecision
 from ..kinds import Severity
+from ..records import record
 
 # typing's TYPE_CHECKING (mypy reads it so), without importing typing: `mlir-lsp --explain` loads
 # the rules and none of typing, re or contextlib (a fifth of its start).
@@ -51,39 +52,31 @@ def file_uri(path: str) -> str:
     return "file://" + "".join(chr(b) if b in _URI_SAFE else f"%{b:02X}" for b in os.fsencode(path))
 
 
+@record(frozen=True, slots=True)
 class Placement:
     """Why a rule matched: the ancestor op it is about (or None) and a sentence of reason."""
 
-    __slots__ = ("related", "reason")
-
-    def __init__(self, related: Op | None, reason: str):
-        self.related = related
-        self.reason = reason
+    related: Op | None
+    reason: str
 
 
+@record(frozen=True, slots=True)
 class Rule:
-    """A rule: its code, name, default severity, summary, and how it classifies an assert. (One
-    object per rule, in `RULES`: plain classes, as `Placement`, for the same start-up.)"""
+    """A rule: its code, name, default severity, summary, and how it classifies an assert (one
+    object per rule, in `RULES`)."""
 
-    __slots__ = ("code", "name", "severity", "summary", "match", "strip_is_safe", "when_stripped",
-                 "stripped_severity")
-
-    def __init__(self, code: str, name: str, severity: Severity, summary: str,
-                 match: Callable[[Op], Placement | None], strip_is_safe: bool,
-                 when_stripped: Callable[[StripDecision], str] | None = None,
-                 stripped_severity: Severity | None = None):
-        self.code = code
-        self.name = name
-        self.severity = severity
-        self.summary = summary
-        # Returns a Placement when this rule owns the assert `op`, else None.
-        self.match = match
-        # Whether stripping the assert keeps every observable behaviour (see the rule's page in docs/).
-        self.strip_is_safe = strip_is_safe
-        # What a finding adds when the flags the project compiles with make IREE strip the assert
-        # itself (`--iree-opt-level=O1` and up), and the severity it then has (None: its own).
-        self.when_stripped = when_stripped
-        self.stripped_severity = stripped_severity
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    # Returns a Placement when this rule owns the assert `op`, else None.
+    match: Callable[[Op], Placement | None]
+    # Whether stripping the assert keeps every observable behaviour (see the rule's page in docs/).
+    strip_is_safe: bool
+    # What a finding adds when the flags the project compiles with make IREE strip the assert
+    # itself (`--iree-opt-level=O1` and up), and the severity it then has (None: its own).
+    when_stripped: Callable[[StripDecision], str] | None = None
+    stripped_severity: Severity | None = None
 
     def __repr__(self) -> str:
         return f"Rule({self.code} {self.name})"
