@@ -242,13 +242,11 @@ def _table(norm: dict, key: str, problem: str) -> list[tuple[str, object]]:
     return list(table.items())
 
 
-# The config's paths are plain strings (os.path), as a check walks them: pathlib's import (with
-# urllib.parse and ipaddress) was ~6 ms of a small file's `--check`. Paths are accepted as both.
-
-
 def find_config_file(start: str | os.PathLike[str]) -> str | None:
     """The config file that holds for `start` (a file or a folder): the nearest `mlir-lsp.toml`,
-    or `pyproject.toml` with our table, in its folder or one above (a real path), or None."""
+    or `pyproject.toml` with our table, in its folder or one above (a real path), or None. The
+    config's paths are plain strings walked with os.path (pathlib's import, with urllib.parse and
+    ipaddress, was ~6 ms of a small file's `--check`); str and PathLike are both accepted."""
     start = os.fspath(start)
     folder = os.path.realpath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:

@@ -19,7 +19,6 @@ OLDEST_SUPPORTED = (3, 3)
 DOCS = "docs/compatibility.md"
 
 
-
 class Release(NamedTuple):  # ordered as (major, minor, patch)
     """An IREE release: major.minor.patch."""
 

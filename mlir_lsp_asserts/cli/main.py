@@ -38,8 +38,10 @@ def _split_codes(values):
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
     try:
-        alone = _flag_alone(sys.argv[1:] if argv is None else argv)
+        alone = _flag_alone(argv)
         if alone is not None:  # a few lines printed at once: no handlers to install (signal, enum)
             try:
                 return alone()
@@ -82,19 +84,17 @@ def _nothing_left_to_run() -> bool:
     return threading is None or (threading.active_count() == 1 and not getattr(threading, "_threading_atexits", [1]))
 
 
-def run(argv: list[str] | None) -> int:
-    if (sys.argv[1:] if argv is None else argv) in ([], ["--stdio"]):
+def run(argv: list[str]) -> int:
+    """The command line `argv` (without the program's name), after main()'s `_flag_alone`."""
+    if argv in ([], ["--stdio"]):
         # The language server as editors start it, before anything else is read or imported: the
         # editor waits for its `initialize` answer (server/early_start.py).
         from ..server import run_server
 
         return run_server()
-    alone = _flag_alone(sys.argv[1:] if argv is None else argv)
-    if alone is not None:  # main() ran these already; here for callers of run()
-        return alone()
     from .plain_check import plain_check
 
-    plain = plain_check(sys.argv[1:] if argv is None else argv)
+    plain = plain_check(argv)
     if plain is not None:
         args: Any = plain
     else:  # any other command line
