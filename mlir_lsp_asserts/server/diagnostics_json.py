@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding, Severity, Span
-from .framing import MESSAGE_HEADER
+from .framing import message_frame
 
 if TYPE_CHECKING:
     from .open_documents import OpenDocument
@@ -107,7 +107,5 @@ def params_prefix(uri: str) -> str:
 
 
 def notification_frame(method: str, params_json: str) -> bytes:
-    """A notification whose params are JSON text, as the bytes the protocol sends: the header
-    (the body's length in bytes), then the body in UTF-8."""
-    body = f'{{"jsonrpc":"2.0","method":"{method}","params":{params_json}}}'.encode()
-    return MESSAGE_HEADER.format(len(body)).encode("ascii") + body
+    """A notification whose params are JSON text, as the bytes the protocol sends."""
+    return message_frame(f'{{"jsonrpc":"2.0","method":"{method}","params":{params_json}}}')

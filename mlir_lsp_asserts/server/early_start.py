@@ -48,7 +48,7 @@ from typing import Any, BinaryIO
 
 from .. import __version__
 from .capabilities import initialize_result, readable
-from .framing import MESSAGE_HEADER, FrameReader, widen_pipe, write_all
+from .framing import FrameReader, message_frame, widen_pipe, write_all
 
 log = logging.getLogger(__name__)
 
@@ -307,8 +307,7 @@ class EarlyStart:
         return options
 
     def _write(self, body: str) -> None:
-        data = body.encode("utf-8")
-        write_all(self.stdout, MESSAGE_HEADER.format(len(data)).encode("ascii") + data)
+        write_all(self.stdout, message_frame(body))
 
 
 def serve(load_server: Callable[[], Callable[..., int]], stdin: BinaryIO | None = None,

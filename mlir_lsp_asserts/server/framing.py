@@ -55,6 +55,12 @@ def write_all(stream: BinaryIO, data: bytes) -> None:
 
 # The header of every message this server writes (the early start's and pygls's alike).
 MESSAGE_HEADER = "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+
+
+def message_frame(body: str) -> bytes:
+    """A message's bytes on the wire: the header (the body's length in bytes), then the body in UTF-8."""
+    data = body.encode("utf-8")
+    return MESSAGE_HEADER.format(len(data)).encode("ascii") + data
 HEADER_LINE_BYTES = 64 * 1024
 # Bodies up to this size are read with one `read(n)` straight into their bytes; larger ones in
 # chunks of CHUNK_BYTES (`read_body`), so a length that lies never allocates more than has arrived.

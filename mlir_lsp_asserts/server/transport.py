@@ -211,7 +211,6 @@ class MlirLspProtocol(LanguageServerProtocol):
         if inspect.isawaitable(res):
             asyncio.ensure_future(res)
 
-
     def _published_early(self, method: str, params_json: str) -> bool:
         """Whether this is the first publish of a document the early start published, and the
         same text (then the client has it already). A first one that differs is sent."""
