@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check vscode-icon old-iree compat-venvs test-compat
+.PHONY: setup demo test test-e2e test-fast lint docs docs-serve bench soak clean vscode-setup vscode-check vscode-icon old-iree compat-venvs test-compat
 
 setup: $(STAMP)
 
@@ -40,7 +40,14 @@ COMPILE_SOURCES := $(BIN)/python -m compileall -q -j 0 mlir_lsp_asserts tests be
 
 test: setup
 	$(COMPILE_SOURCES)
-	$(BIN)/python -m pytest -q $(PYTEST_XDIST) --durations=15
+	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m "not e2e" --durations=15
+
+# The costly end-to-end tests (marker `e2e`, ~9 min): VS Code in code-server and chromium (needs
+# `make vscode-setup` and `make dist`: else they skip, saying why), the GitHub action and pre-commit
+# installing from PyPI, LLVM's mlir-lsp-server beside ours, the soaks. CI runs them after `make test`.
+test-e2e: setup
+	$(COMPILE_SOURCES)
+	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m e2e --durations=15
 
 # ruff (pyproject.toml [tool.ruff]) and mypy (its [tool.mypy]: the packages it checks, the strictness).
 lint: setup
@@ -82,7 +89,7 @@ test-compat: compat-venvs
 
 test-fast: setup
 	$(COMPILE_SOURCES)
-	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m "not slow"
+	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m "not slow and not e2e"
 
 # The docs site (mkdocs.yml, docs/; the rule pages come from mlir_lsp_asserts/rules/docs/ through
 # docs/hooks/rule_pages.py) into site/; --strict: a broken link, page or anchor fails the build.

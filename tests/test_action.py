@@ -26,7 +26,8 @@ SHELLS = {"bash": ["bash", "--noprofile", "--norc", "-eo", "pipefail", "{0}"], "
 HOSTILE = ["$(touch pwned)", "`touch pwned`", '"; rm -rf x', "'; touch pwned; '", "x; touch pwned"]
 
 # one worker for the module: its install (the module's fixture) is made once
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("action")]
+# e2e: the action installs iree-base-compiler from PyPI (a minute)
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.xdist_group("action")]
 
 
 @dataclass

@@ -34,6 +34,7 @@ async def cycle(lsp, uri: str, version: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # a soak: 500 real compiles
 @pytest.mark.asyncio(loop_scope="function")
 async def test_memory_after_500_edit_and_save_cycles_with_counts(tmp_path):
     ws = tmp_path / "ws"

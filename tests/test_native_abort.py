@@ -84,6 +84,7 @@ def _run(variant: str, parses: int) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # a soak: a minute of parses
 def test_20000_parses_on_the_package_path_do_not_abort():
     p = _run("worker", 20_000)
     assert p.returncode == 0, p.stderr[-500:]

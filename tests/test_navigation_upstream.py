@@ -15,6 +15,7 @@ from navigation_diff import UPSTREAM, all_pieces, run
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # LLVM's mlir-lsp-server beside ours
 def test_navigation_agrees_with_mlir_lsp_server():
     if shutil.which(UPSTREAM) is None:  # .ci/run installs it: in CI its absence is a failure
         missing = f"{UPSTREAM} is missing (Debian package mlir-22-tools): nothing to compare with"

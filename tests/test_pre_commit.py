@@ -36,7 +36,8 @@ func.func @double(%x: tensor<4xf32>) -> tensor<4xf32> {
 """
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 # one worker for the module: its hook install (the module's fixtures) is made once
-pytestmark = pytest.mark.xdist_group("pre-commit")
+# e2e: pre-commit builds its hook environment, pip-installing this package (~25 s)
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("pre-commit")]
 
 
 def asserts(text: str) -> int:

@@ -46,7 +46,7 @@ ARTIFACTS = REPO / "tests" / "out" / "vscode"  # ignored: a run never touches a 
 DOC_IMAGES = REPO / "docs" / "images"
 SERVER = Path(sys.executable).parent / "mlir-lsp"
 
-pytestmark = [pytest.mark.slow, pytest.mark.vscode]
+pytestmark = [pytest.mark.slow, pytest.mark.vscode, pytest.mark.e2e]
 COUNT_LENS = "4 dispatches (default), 3 with the asserts removed (-1) | show dispatch graph"  # the repro's top line
 
 

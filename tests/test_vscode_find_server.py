@@ -26,7 +26,7 @@ import pytest
 from conftest import REPO
 from tests.test_vscode_e2e import drive, tools  # noqa: F401 (a fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.vscode]
+pytestmark = [pytest.mark.slow, pytest.mark.vscode, pytest.mark.e2e]
 
 EXAMPLE = REPO / "examples" / "hoisted_gather.mlir"
 ARTIFACTS = REPO / "tests" / "artifacts"

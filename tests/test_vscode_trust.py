@@ -16,7 +16,7 @@ import pytest
 from conftest import REPRO, SEED
 from tests.test_vscode_e2e import ARTIFACTS, SERVER, drive, keep_doc_images, tools  # noqa: F401 (a fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.vscode]
+pytestmark = [pytest.mark.slow, pytest.mark.vscode, pytest.mark.e2e]
 
 
 def test_two_restarts_in_a_row_leave_one_server(tools, tmp_path):  # noqa: F811

@@ -13,7 +13,7 @@ import pytest
 
 from tests.test_vscode_e2e import NODE24_BIN, VSIX, require
 
-pytestmark = pytest.mark.vscode
+pytestmark = [pytest.mark.vscode, pytest.mark.e2e]
 
 BUNDLE = "extension/dist/extension.js"
 MAX_BYTES = 150_000  # ~100 KB bundled, +25 KB the icon; the unbundled .vsix (node_modules, 171 .js files) was 324 KB
