@@ -1,6 +1,8 @@
-"""The xdist groups that let the prompt encoder's tests share their compiles (tests/conftest.py):
-each test that reads `encoder_cache` is in one of the two encoder groups and in no other, so it
-runs on the worker (and with the cache) of the tests that compile the same texts."""
+"""How the suite is cut up. The xdist groups that let the prompt encoder's tests share their
+compiles (tests/conftest.py): each test that reads `encoder_cache` is in one of the two encoder
+groups and in no other, so it runs on the worker (and with the cache) of the tests that compile
+the same texts. The make targets CI calls (`make test`, `make test-e2e`): together they run every
+test, each once."""
 
 from __future__ import annotations
 
@@ -10,23 +12,31 @@ import re
 import subprocess
 import sys
 
+import pytest
 from _pytest.mark.expression import Expression
 
 from conftest import REPO
 
-ENCODER_FILES = ["test_compile_fixed.py", "test_compstat.py", "test_dispatch_attribution.py", "test_dispatch_count.py",
-                 "test_dispatch_diff.py", "test_dispatch_graph.py", "test_measured_cost.py", "test_shards.py",
-                 "test_torch_causes.py", "test_torch_check.py"]
+# both tests read one collection of the whole suite (~10 s): one worker for the module
+pytestmark = pytest.mark.xdist_group("suite-groups")
 
 
-def test_every_test_of_the_encoder_cache_is_in_one_encoder_group(tmp_path):
-    out = tmp_path / "groups.json"
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory) -> dict[str, list]:
+    """Each test of the suite: [its xdist group, whether it uses `encoder_cache`, its markers]."""
+    out = tmp_path_factory.mktemp("collected") / "groups.json"
     env = dict(os.environ, MLIR_LSP_GROUPS_OUT=str(out), PYTHONPATH=str(REPO / "tests"))
     p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                        "-p", "xdist_groups_dump", *(f"tests/{name}" for name in ENCODER_FILES)],
-                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+                        "-p", "xdist_groups_dump", "tests"], cwd=REPO, env=env, capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     groups = json.loads(out.read_text())
+    assert len(groups) >= 800, len(groups)
+    return groups
+
+
+def test_every_test_of_the_encoder_cache_is_in_one_encoder_group(collected):
+    groups = collected
     cached = {nodeid: group for nodeid, (group, uses_cache, _markers) in groups.items() if uses_cache}
     assert {group for group in cached.values()} == {"encoder", "encoder-torch"}, cached
     # the graph against its fixed self: a browser file's test, in the encoder group (not "browser_encoder")
@@ -51,19 +61,12 @@ def ci_test_selections() -> dict[str, str]:
     return selections
 
 
-def test_ci_runs_every_test_and_make_test_needs_no_code_server(tmp_path):
+def test_ci_runs_every_test_and_make_test_needs_no_code_server(collected):
     """`make test` leaves the costly end-to-end tests (marker `e2e`) to `make test-e2e`; CI calls
     both, so no test is left out of CI, and `make test` runs no test that needs code-server."""
     selections = ci_test_selections()
     assert set(selections) == {"test", "test-e2e"}, selections
-    out = tmp_path / "groups.json"
-    env = dict(os.environ, MLIR_LSP_GROUPS_OUT=str(out), PYTHONPATH=str(REPO / "tests"))
-    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                        "-p", "xdist_groups_dump", "tests"], cwd=REPO, env=env, capture_output=True, text=True,
-                       timeout=300)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    markers = {nodeid: set(names) for nodeid, (_g, _c, names) in json.loads(out.read_text()).items()}
-    assert len(markers) >= 800, len(markers)
+    markers = {nodeid: set(names) for nodeid, (_g, _c, names) in collected.items()}
     chosen = {target: {nodeid for nodeid, names in markers.items()
                        if not expr or Expression.compile(expr).evaluate(lambda name, names=names: name in names)}
               for target, expr in selections.items()}
