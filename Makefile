@@ -42,7 +42,7 @@ test: setup
 	$(COMPILE_SOURCES)
 	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m "not e2e" --durations=15
 
-# The costly end-to-end tests (marker `e2e`, ~9 min): VS Code in code-server and chromium (needs
+# The costly end-to-end tests (marker `e2e`, ~7 min): VS Code in code-server and chromium (needs
 # `make vscode-setup` and `make dist`: else they skip, saying why), the GitHub action and pre-commit
 # installing from PyPI, LLVM's mlir-lsp-server beside ours, the soaks. CI runs them after `make test`.
 test-e2e: setup

@@ -32,7 +32,6 @@ class Client:
         self.send_lock = threading.Lock()  # the reader thread answers the server's requests
         self.messages: list[tuple[float, dict]] = []  # (when it was parsed, the message)
         self.received: list[float] = []  # when each message's last byte was read (before its parse)
-        self.matched = -1  # the index of the message `wait` returned last
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -80,6 +79,11 @@ class Client:
         return self.wait(lambda m: m.get("id") == rid and "method" not in m, timeout)[1]
 
     def wait(self, pred, timeout: float = 120, start: int = 0) -> tuple[float, dict]:
+        _i, t, m = self.wait_index(pred, timeout, start)
+        return t, m
+
+    def wait_index(self, pred, timeout: float = 120, start: int = 0) -> tuple[int, float, dict]:
+        """The first message from `start` on that `pred` accepts: its index, when it was parsed, it."""
         deadline = time.monotonic() + timeout
         with self.lock:
             i = start
@@ -88,8 +92,7 @@ class Client:
                     t, m = self.messages[i]
                     i += 1
                     if pred(m):
-                        self.matched = i - 1
-                        return t, m
+                        return i - 1, t, m
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError("no answer from the server")
@@ -225,9 +228,9 @@ class AssertToggle:
     """Edits that comment a `cf.assert` line out and in again, each timed from its didChange to
     the publish of that version, parsed (`toggle`'s value); `received` keeps the times to the
     publish's last byte, before the client's `json.loads` of it (of a 428 KB publish: 3-7 ms of
-    this client's own time). A full-sync server (upstream) gets whole texts, encoded ahead. The
-    publishes' diagnostics are let go once matched, as an editor drops the ones a publish replaces:
-    kept, hundreds of them grew this client's heap, and each parse paid for fresh memory."""
+    this client's own time). A full-sync server (upstream) gets whole texts, encoded ahead. A
+    publish's diagnostics are let go once matched, as an editor drops the ones a publish replaces
+    (the client would otherwise hold hundreds of 680-diagnostic lists, with its collector off)."""
 
     def __init__(self, c: Client, uri: str, line: int, full_text: str | None = None):
         self.c, self.uri, self.line, self.version, self.commented = c, uri, line, 1, False
@@ -252,11 +255,10 @@ class AssertToggle:
         self.commented = comment
         # Upstream publishes without a version field when the client gives none back: match on
         # the first publish after the change for it.
-        tp, m = self.c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+        i, tp, m = self.c.wait_index(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                             and m["params"]["uri"] == self.uri and m["params"].get("version", v) == v,
                             timeout=600, start=mark)
         with self.c.lock:
-            i = self.c.matched
             self.received.append(self.c.received[i] - t)
             self.c.messages[i] = (tp, {"method": m["method"], "params": {"uri": self.uri, "version": v}})
         return tp - t
