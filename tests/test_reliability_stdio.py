@@ -1,7 +1,8 @@
 """The server's stdout, read byte for byte: answers written at once from worker threads arrive
-whole. Twenty `mlirLsp/dispatchCount` requests for one document share one compile of the SDXL
-prompt encoder, so their twenty answers (each with the attribution of 1,660 dispatches, far above
-a pipe's 64 KB) are written at the same moment. Written without one lock around each message,
+whole. Twenty `mlirLsp/dispatchCount` requests for one document share one count of the SDXL
+prompt encoder (a compile, or the encoder group's cached answer: `encoder_cache`), so their twenty
+answers (each with the attribution of 1,660 dispatches, far above a pipe's 64 KB) are written at
+the same moment. Written without one lock around each message,
 they interleaved on the pipe ("Invalid control character" 128 KB into a message); the client here
 is a plain reader of Content-Length frames, so a torn frame fails the test instead of hanging it."""
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ENCODER_GROUP
 from reliability_lsp import ENCODER
 
 ANSWERS = 20
@@ -53,8 +55,9 @@ def read_frames(stream, out: queue.Queue) -> None:
 
 
 @pytest.mark.slow
-def test_twenty_large_answers_written_at_once_arrive_whole(tmp_path):
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path))
+@ENCODER_GROUP
+def test_twenty_large_answers_written_at_once_arrive_whole(tmp_path, encoder_cache):
+    env = dict(os.environ, XDG_CACHE_HOME=str(encoder_cache), TMPDIR=str(tmp_path))
     env.pop("CI", None)
     server = subprocess.Popen([sys.executable, "-m", "mlir_lsp_asserts", "--stdio"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
