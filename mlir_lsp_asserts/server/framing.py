@@ -36,6 +36,21 @@ PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 MAX_BODY_BYTES = 2 << 30
+HEADER_LINE_BYTES = 64 * 1024
+# Bodies up to this size are read with one `read(n)` straight into their bytes; larger ones in
+# chunks of CHUNK_BYTES (`read_body`), so a length that lies never allocates more than has arrived.
+DIRECT_BYTES = 64 << 20
+CHUNK_BYTES = 1 << 20
+# `name: value` (HTTP's token characters in the name); the line end is removed first.
+HEADER = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*(.*?)[ \t]*")
+# A Content-Length header at the end of a line of junk: where the stream is found again.
+LENGTH_AT_END = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\Z", re.I)
+# What is kept of a line too long to be a header: enough for a Content-Length line.
+KEPT_TAIL = 256
+# The header of every message this server writes (the early start's and pygls's alike).
+MESSAGE_HEADER = "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+
+
 def write_all(stream: BinaryIO, data: bytes) -> None:
     """Write all of `data` to `stream`, then flush it. Under `python -u` or PYTHONUNBUFFERED
     (CI sets it) `sys.stdout.buffer` is the raw file, whose `write` of a large message to a pipe
@@ -53,25 +68,10 @@ def write_all(stream: BinaryIO, data: bytes) -> None:
     stream.flush()
 
 
-# The header of every message this server writes (the early start's and pygls's alike).
-MESSAGE_HEADER = "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
-
-
 def message_frame(body: str) -> bytes:
     """A message's bytes on the wire: the header (the body's length in bytes), then the body in UTF-8."""
     data = body.encode("utf-8")
     return MESSAGE_HEADER.format(len(data)).encode("ascii") + data
-HEADER_LINE_BYTES = 64 * 1024
-# Bodies up to this size are read with one `read(n)` straight into their bytes; larger ones in
-# chunks of CHUNK_BYTES (`read_body`), so a length that lies never allocates more than has arrived.
-DIRECT_BYTES = 64 << 20
-CHUNK_BYTES = 1 << 20
-# `name: value` (HTTP's token characters in the name); the line end is removed first.
-HEADER = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*(.*?)[ \t]*")
-# A Content-Length header at the end of a line of junk: where the stream is found again.
-LENGTH_AT_END = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\Z", re.I)
-# What is kept of a line too long to be a header: enough for a Content-Length line.
-KEPT_TAIL = 256
 
 
 class FrameReader:
