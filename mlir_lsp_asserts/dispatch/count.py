@@ -179,20 +179,19 @@ class DispatchCounter:
         """Counts of `text`. `input_path`: a file holding exactly `text` (compiled in place, no copy);
         `attribution`: compile with debug info and keep each dispatch's source locations (in `text`
         and `files`); `line_map`: turns lines of `text` into the user's (for compiler errors)."""
-        kind = f"count:{compile_from or ''}:{int(stream)}"
-        key, hit = self._lookup(kind, flags, text, attribution)
+        key, hit = self._lookup(_count_kind(compile_from, stream), flags, text, attribution)
         has_ir = key in self.cache.last_ir or hit is not None and hit.get("ir") and os.path.exists(hit["ir"])
         if hit is not None and (not need_ir or has_ir):
             return Counts.from_cached(hit)
+        pre = [f"--compile-from={compile_from}"] if compile_from else []
         if stream and not need_ir:  # the same count without the stream's: its compile is this one's first half
-            _flow_key, flow = self._lookup(f"count:{compile_from or ''}:0", flags, text, attribution)
+            _flow_key, flow = self._lookup(_count_kind(compile_from, False), flags, text, attribution)
             if flow is not None:
-                return self._stream_over(flow, key, text, flags, compile_from, input_path, files, line_map)
+                return self._stream_over(flow, key, text, flags, pre, input_path, files, line_map)
         t0 = time.monotonic()
         with _workdir(text, input_path) as (tmp, src):
-            pre = [f"--compile-from={compile_from}"] if compile_from else []
             dbg = ["--mlir-print-debuginfo"] if attribution else []
-            known: dict[str, Callable[[int], int] | None] = {src: line_map, **{f: None for f in files}}
+            known = _known(src, line_map, files)
             out, final = self._ir_target(tmp, key)
             try:
                 self._run([self.compiler.path, src, *pre, *flags, *dbg, "--compile-to=dispatch-creation", "-o", out],
@@ -229,14 +228,13 @@ class DispatchCounter:
                   known)
         return _stream_dispatches(stats)
 
-    def _stream_over(self, flow: dict, key: str, text: str, flags: list[str], compile_from: str | None,
+    def _stream_over(self, flow: dict, key: str, text: str, flags: list[str], pre: list[str],
                      input_path: str | None, files: tuple[str, ...], line_map: Callable[[int], int] | None) -> Counts:
         """A stream count over a cached count of the same text and flags (its dispatch-creation
         compile is the one a stream count starts with): only the stream compile runs."""
         t0 = time.monotonic()
         with _workdir(text, input_path) as (tmp, src):
-            pre = [f"--compile-from={compile_from}"] if compile_from else []
-            stream_count = self._stream_count(tmp, src, pre, flags, {src: line_map, **{f: None for f in files}})
+            stream_count = self._stream_count(tmp, src, pre, flags, _known(src, line_map, files))
         cached = {**flow, "stream_dispatches": stream_count}
         self.cache.put(key, cached)
         counts = Counts.from_cached(cached)
@@ -265,7 +263,7 @@ class DispatchCounter:
                 os.utime(c.ir)  # recently used: kept by the pruning
             with open(c.ir, encoding="utf-8", errors="replace") as f:
                 return f.read(), c.ir
-        key, _hit = self._lookup("count::0", flags, text, attribution)
+        key, _hit = self._lookup(_count_kind(None, False), flags, text, attribution)
         return self.cache.last_ir.get(key, ""), None
 
     def binary_size(self, text: str, flags: list[str], *, input_path: str | None = None) -> int:
@@ -307,6 +305,17 @@ class DispatchCounter:
 
 
 IR_FILES_KEPT = 24
+
+
+def _known(src: str, line_map: Callable[[int], int] | None,
+           files: tuple[str, ...]) -> dict[str, Callable[[int], int] | None]:
+    """The files a compiler error may name: the text's (its lines mapped) and the others it reads."""
+    return {src: line_map, **{f: None for f in files}}
+
+
+def _count_kind(compile_from: str | None, stream: bool) -> str:
+    """The cache's kind for a count (the key adds the flags and the text)."""
+    return f"count:{compile_from or ''}:{int(stream)}"
 
 
 def _prune(folder: Path, keep: int) -> None:
