@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -298,3 +300,59 @@ def print_edits(who: str, xs: list[float], what: str = "edit -> diagnostics", cp
     spent = f"; server CPU {statistics.median(cpu) * 1000:.1f} ms an edit" if cpu else ""
     print(f"{who}: {what} median {statistics.median(xs) * 1000:.1f} ms, p95 {p95(xs) * 1000:.1f} ms, "
           f"max {max(xs) * 1000:.1f} ms over {len(xs)} edits{spent} [target p95 < 20 ms: {verdict(p95(xs) < 0.020)}]")
+
+
+# V8's JSON.parse of one message, timed RUNS times in a fresh node: what VS Code's language client
+# (vscode-languageclient, in the extension host) does with each message it reads.
+V8_PARSE = """
+const body = require("fs").readFileSync(process.argv[1], "utf8");
+const xs = [];
+for (let i = 0; i < Number(process.argv[2]); i++) {
+  const t = process.hrtime.bigint(); JSON.parse(body); xs.push(Number(process.hrtime.bigint() - t) / 1e9);
+}
+console.log(JSON.stringify(xs));
+"""
+
+
+def v8_parse_s(message: dict, runs: int = 200) -> list[float] | None:
+    """Seconds of each of `runs` V8 JSON.parse calls of `message` as the server sends it (compact
+    JSON), the first 20 (the JIT's warm-up) left out; None when node is not on PATH."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        f.write(json.dumps(message, separators=(",", ":")).encode())
+        f.flush()
+        out = subprocess.run([node, "-e", V8_PARSE, f.name, str(runs + 20)], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+    return json.loads(out)[20:]
+
+
+def print_edits_8ms(prefix: str, edits: list[float], received: list[float], publish: dict, load: str,
+                    cpu_ms: float | None = None) -> None:
+    """The many-small-functions edit lines (issue 37: p95 <= 8 ms). The verdict is the server's
+    part (didChange sent -> the publish's last byte read) plus an editor's parse of the publish
+    (V8's JSON.parse, p95 against p95: a bound above their sum's p95). This client's CPython
+    `json.loads` of the same bytes is printed beside it and not judged: it takes 3-9 ms on a
+    2-core VM with the server idle (the same parse in a loop moves between 3 and 5.4 ms at p50
+    from one run of it to the next), so it would time the bench client, not the server. Without
+    node the verdict falls back to the figure with the CPython parse."""
+    spent = f"; server CPU {cpu_ms:.1f} ms an edit" if cpu_ms is not None else ""
+    server_p95 = p95(received)
+    print(f"{prefix}later edits next to an assert: the server's part (didChange -> the publish's last byte) "
+          f"p50 {statistics.median(received) * 1e3:.1f} ms, p95 {server_p95 * 1e3:.1f} ms over {len(received)} "
+          f"edits{spent} ({load})")
+    size = len(json.dumps(publish, separators=(",", ":"))) / 1e3
+    print(f"{prefix}  with this client's CPython json.loads of the {size:.0f} KB publish: p50 "
+          f"{statistics.median(edits) * 1e3:.1f} ms, p95 {p95(edits) * 1e3:.1f} ms (not judged: the bench "
+          f"client's own parse)")
+    v8 = v8_parse_s(publish)
+    if v8 is None:
+        total = p95(edits)
+        print(f"{prefix}  (node not found: judged with the CPython parse) p95 {total * 1e3:.1f} ms "
+              f"[target p95 <= 8 ms: {verdict(total <= 0.008)}]")
+    else:
+        total = server_p95 + p95(v8)
+        print(f"{prefix}  V8's JSON.parse of that publish (VS Code's client): p50 {statistics.median(v8) * 1e3:.1f} "
+              f"ms, p95 {p95(v8) * 1e3:.1f} ms; the server's p95 + V8's p95 = {total * 1e3:.1f} ms "
+              f"[target p95 <= 8 ms: {verdict(total <= 0.008)}]")
