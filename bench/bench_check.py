@@ -17,7 +17,8 @@ and (`other`) the real SDXL prompt encoder and a stress file holding one 8 MB we
     iree-opt FILE -o /dev/null                      (IREE's parser + verifier)
 
 with the time ratio and our peak resident memory, each beside its target:
-- spread, model, other: time < 1.0x iree-opt's, peak RSS < 4x the file;
+- spread, model, other: time < 1.0x iree-opt's, peak RSS < 4x the file (the 2.4 MB prompt
+  encoder, smaller than the interpreter's start-up: peak RSS < 1.0x iree-opt's);
 - inline text: time < 0.25x iree-opt's, peak RSS < 1.3x the file;
 - inline .mlirbc: time < 1.5x iree-opt's parse of the .mlirbc, peak RSS < 1.5x iree-opt's.
 Then, on fresh copies of each shape's text, `mlir-lsp --check --fix --fix-mode assume` (median of
@@ -356,7 +357,9 @@ def other_files(startup: Startup, runs: int) -> bool:
     ok = True
     if ENCODER.exists():
         print(f"\n== the real SDXL prompt encoder ({load()})")
-        ok &= bench(ENCODER, 16, startup, runs=runs).good
+        # A 2.4 MB file is smaller than the interpreter's own start-up (14 MiB): its peak is judged
+        # against iree-opt's parse of it, not against its size (printed beside, as for every file).
+        ok &= bench(ENCODER, 16, startup, Targets(rss_file=None, rss_opt=1.0), runs=runs).good
     # Stress: one weight inline as a single dense<"0x..."> string of 16 M characters.
     lit, lit_asserts = generated("one_8mb_literal", generate.generate_big_literal, 8 * 1024 * 1024)
     print(f"\n== one 8 MB weight as a single dense literal ({load()})")
