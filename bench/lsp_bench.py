@@ -332,7 +332,8 @@ def print_edits_8ms(prefix: str, edits: list[float], received: list[float], publ
                     cpu_ms: float | None = None) -> None:
     """The many-small-functions edit lines (issue 37: p95 <= 8 ms). The verdict is the server's
     part (didChange sent -> the publish's last byte read) plus an editor's parse of the publish
-    (V8's JSON.parse, p95 against p95: a bound above their sum's p95). This client's CPython
+    (V8's JSON.parse), their two p95s added (the p95 of the sum when both rise together, a
+    pessimistic estimate when they do not). This client's CPython
     `json.loads` of the same bytes is printed beside it and not judged: it takes 3-9 ms on a
     2-core VM with the server idle (the same parse in a loop moves between 3 and 5.4 ms at p50
     from one run of it to the next), so it would time the bench client, not the server. Without
