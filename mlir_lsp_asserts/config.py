@@ -186,12 +186,13 @@ def _compile_settings(norm: dict, source: str, s: Settings) -> Settings:
     """`profile` and `flags`: what the project compiles with (the dispatch count's defaults, and
     what tells whether IREE strips the asserts)."""
     if "flags" in norm:
+        raw = norm["flags"]
+        if not (isinstance(raw, str) or isinstance(raw, list) and all(isinstance(f, str) for f in raw)):
+            raise ConfigError(f"{source}: flags must be a list of strings (or one string, shell quoting)")
         try:
-            flags = split_flags(norm["flags"]) if isinstance(norm["flags"], (str, list)) else None
+            flags = split_flags(raw)
         except ValueError as e:
             raise ConfigError(f"{source}: flags: {e}") from None
-        if flags is None or not all(isinstance(f, str) for f in flags):
-            raise ConfigError(f"{source}: flags must be a list of strings (or one string, shell quoting)")
         s = replace(s, flags=tuple(flags))
     if "profile" in norm:
         if not isinstance(norm["profile"], str):

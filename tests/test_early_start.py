@@ -214,6 +214,22 @@ def test_params_in_doubt_are_left_to_pygls():
         assert early_answers([request(1, "initialize", params), did_open(REPRO)]) == [], params
 
 
+def test_no_early_answer_after_shutdown_or_exit_and_no_publish_the_server_would_refuse():
+    """An `initialize` after `exit` or `shutdown` was answered early (the pygls server answers
+    nothing, or -32600); a didOpen whose version is outside the protocol's 32-bit integer was
+    published early, though lsprotocol refuses it and the server never held the document."""
+    init = request(1, "initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                     "initializationOptions": {"mlirLsp": QUIET}})
+    assert early_answers([notification("exit"), init, did_open(REPRO)]) == []
+    assert early_answers([request(2, "shutdown"), init, did_open(REPRO)]) == []
+    for version, published in ((2**31 - 1, True), (2**31, False), (-(2**31) - 1, False)):
+        opened = did_open(REPRO)
+        opened["params"]["textDocument"]["version"] = version
+        got = early_answers([init, opened])
+        assert [m.get("id") for m in got if "id" in m] == [1], version  # initialize answered
+        assert any(m.get("method") == "textDocument/publishDiagnostics" for m in got) is published, version
+
+
 # -- the first publish ----------------------------------------------------------------------------
 SETTINGS = {
     "none": ({"mlirLsp": QUIET}, None, None),
@@ -297,6 +313,36 @@ def test_one_response_per_request_and_one_publish_then_the_server_holds_the_docu
     assert sorted(responses) == [1, 2, 999_999]  # one answer each: pygls's own to initialize is not sent
     publishes = [m for m in session.seen if m.get("method") == "textDocument/publishDiagnostics"]
     assert len(publishes) == 1  # the pygls server's first publish was the same text: dropped
+
+
+@pytest.mark.slow
+def test_an_initialize_lsprotocol_refuses_in_part_still_gives_a_working_server(tmp_path):
+    """Params that read where the early start looks but not deeper (`clientInfo` without a name,
+    a `trace` of no known value, a capability of the wrong type) were answered early, pygls's
+    error was not sent, and the server stayed uninitialized: an "Error in server" message, then a
+    second publish of the document with the settings lost. The server now reads the params
+    without the parts that do not read, and says which in one log line."""
+    doc = tmp_path / "example.mlir"
+    shutil.copyfile(REPRO, doc)
+    params = {"processId": None, "rootUri": None, "clientInfo": {}, "trace": "bogus",
+              "capabilities": {"textDocument": {"hover": 5}},
+              "initializationOptions": {"mlirLsp": dict(QUIET, severity={"MLA001": "hint"})}}
+    session = Session(MLIR_LSP, tmp_path, env_for(tmp_path))
+    try:
+        session.send(request(1, "initialize", params), notification("initialized", {}), did_open(doc))
+        published = session.until(lambda m: m.get("method") == "textDocument/publishDiagnostics")
+        assert [(d["code"], d["severity"]) for d in published["params"]["diagnostics"]] == [("MLA001", 4)] * 4
+        session.send(request(2, "textDocument/documentSymbol", {"textDocument": {"uri": doc.as_uri()}}))
+        assert session.response(2)["result"]  # the initialized server holds the document
+        assert session.close() == 0
+    finally:
+        stderr = session.stderr()
+    assert "Traceback" not in stderr, stderr
+    assert [m["id"] for m in session.seen if "id" in m and "method" not in m] == [1, 2, 999_999]
+    assert len([m for m in session.seen if m.get("method") == "textDocument/publishDiagnostics"]) == 1
+    assert not [m for m in session.seen if m.get("method") == "window/showMessage"], session.seen
+    said = [line for line in stderr.splitlines() if "goes on without" in line]
+    assert len(said) == 1 and all(part in said[0] for part in ("client_info.name", "trace", "text_document.hover"))
 
 
 @pytest.mark.slow

@@ -167,6 +167,10 @@ UNREADABLE = {
     "a body with no header": lambda body: body,
     "a long line of junk": lambda body: b"x" * 300_000 + b"\r\n\r\n" + body,
     "a NUL in the name": lambda body: b"Content-\0Length: %d\r\n\r\n" % len(body) + body,
+    # `int` refuses more than 4,300 digits (ValueError): this ended the server with a traceback
+    "a length of 5,000 digits": lambda body: b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n" + body,
+    "junk, then a length of 5,000 digits": lambda body: b"junk!! Content-Length: " + b"9" * 5000 + b"\r\n\r\n"
+                                                        + body,
 }
 
 

@@ -7,6 +7,8 @@ import inspect
 import json
 import re
 
+import pytest
+
 from conftest import REPO, run_cli
 
 CLIENT_ONLY = ("server.", "trace.", "statusBar.", "bytecode.", "dispatchGraph.")
@@ -97,6 +99,19 @@ def test_every_shown_setting_takes_effect():
         assert not warnings, (key, warnings)
         assert got != default, key
         assert _flatten(options.as_json(got))[key] != shown[key], key
+
+
+@pytest.mark.parametrize("flags", [5, [1], ["--x", None], {"a": 1}])
+def test_flags_of_the_wrong_type_are_refused_with_a_warning_and_the_default_kept(flags):
+    """`dispatch.flags: 5` raised out of the settings' reading (the server's `initialize` failed
+    with -32603), and `[1]` was taken and made every later check fail with an AttributeError."""
+    from mlir_lsp_asserts.server import options
+
+    default = options.ServerOptions()
+    warnings: list[str] = []
+    got = options.read_options({"mlirLsp": {"dispatch": {"flags": flags}}}, default, warnings.append)
+    assert got == options.read_options({"mlirLsp": {"dispatch": {}}}, default, warnings.append)  # no flags
+    assert len(warnings) == 1 and warnings[0].startswith("dispatch.flags: the flags must be"), warnings
 
 
 def test_extension_commands_do_not_reuse_the_server_command_ids():

@@ -73,8 +73,15 @@ class FlagReport:
 
 
 def split_flags(text: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Flags given as one string (shell quoting) or as a list of strings; ValueError for
+    anything else (a setting of `5` or `[1]`), which callers report as a bad setting."""
     if isinstance(text, (list, tuple)):
+        if not all(isinstance(f, str) for f in text):
+            raise ValueError("the flags must be strings, not " + ", ".join(
+                sorted({type(f).__name__ for f in text if not isinstance(f, str)})))
         return list(text)
+    if not isinstance(text, str):
+        raise ValueError(f"the flags must be one string or a list of strings, not {type(text).__name__}")
     try:
         import shlex
 

@@ -23,10 +23,11 @@ the count scheduled for each opened document). It does not send its own answer t
 of a document published here when that is the same text (the client has it already; one that
 differs is sent, and logged).
 
-What is in doubt is left to the pygls server: params that do not read as the protocol says, a
-second `initialize`, a body above EARLY_MAX_BYTES or not UTF-8, and after a `shutdown` or
-`exit`, nothing more is published here. A closed stdin is kept like a frame (the pygls server
-then ends as it does at the end of its input). `--tcp` does not come here.
+What is in doubt is left to the pygls server: params that do not read as the protocol says
+(a document's version outside its 32-bit integer), settings whose reading fails, a second
+`initialize`, a body above EARLY_MAX_BYTES or not UTF-8, and after a `shutdown` or `exit`,
+nothing more is answered or published here. A closed stdin is kept like a frame (the pygls
+server then ends as it does at the end of its input). `--tcp` does not come here.
 
 The work is ordered for the interpreter's one lock (the GIL): the first frame (an editor sends
 `initialize` right after the spawn) is answered before anything is imported; then this phase's
@@ -58,6 +59,8 @@ EARLY_MAX_BYTES = 4 << 20
 # How long the first frame is waited for before this phase's own imports start.
 FIRST_FRAME_SECONDS = 0.05
 PUBLISH = "textDocument/publishDiagnostics"
+# The protocol's `integer` (a document's version): lsprotocol refuses a didOpen outside it.
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 EXIT_IMPORT_FAILED = 2
 
 Frame = bytes | bytearray | None  # a body; None: the end of the stream
@@ -262,16 +265,19 @@ class EarlyStart:
                 self.publishing = False
 
     def _initialize(self, msg: dict, params: Any) -> None:
+        """Answered here when the pygls server would answer it the same: not after a `shutdown`,
+        an `exit` or anything in doubt (`publishing` is False then), and only with params and
+        settings that read (settings whose reading fails fail pygls's `initialize` too)."""
         rid = _request_id(msg)
-        if self.initialize_seen or rid is None or not readable(params):
-            self.initialize_seen = True
+        seen, self.initialize_seen = self.initialize_seen, True
+        if seen or rid is None or not self.publishing or not readable(params):
             self.publishing = False
             return
-        self.initialize_seen = True
+        self.settings_given.append(params.get("initializationOptions"))
+        self._options()  # raises (`_take`: left to the server) before anything is answered
         result = initialize_result(params, "mlir-lsp", __version__)
         self._write(json.dumps({"id": rid, "result": result, "jsonrpc": "2.0"}))
         self.handoff.answered.add(rid)
-        self.settings_given.append(params.get("initializationOptions"))
 
     def _did_open(self, params: Any) -> None:
         td = params.get("textDocument") if isinstance(params, dict) else None
@@ -283,8 +289,8 @@ class EarlyStart:
         version, text = td.get("version"), td.get("text")
         if not (first and self.publishing and self.handoff.answered and isinstance(text, str)
                 and isinstance(td.get("languageId"), str) and isinstance(version, int)
-                and not isinstance(version, bool)):
-            return
+                and not isinstance(version, bool) and INT32_MIN <= version <= INT32_MAX):
+            return  # the server refuses a version out of the protocol's range: no publish of it
         from types import SimpleNamespace
 
         from .diagnostics_json import notification_frame, publish_params_json

@@ -36,6 +36,9 @@ PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 MAX_BODY_BYTES = 2 << 30
+# A Content-Length of more digits is read as no number at all (a header line may be 64 KiB,
+# and `int` refuses a string of more than 4,300 digits with a ValueError).
+LENGTH_DIGITS = 18
 HEADER_LINE_BYTES = 64 * 1024
 # Bodies up to this size are read with one `read(n)` straight into their bytes; larger ones in
 # chunks of CHUNK_BYTES (`read_body`), so a length that lies never allocates more than has arrived.
@@ -108,12 +111,12 @@ class FrameReader:
         if m is not None:
             if m.group(1).lower() != b"content-length":
                 return length  # Content-Type, or a header of no use to us
-            if m.group(2).isdigit():
+            if m.group(2).isdigit() and len(m.group(2)) <= LENGTH_DIGITS:
                 self.on_length()
                 return int(m.group(2))
             log.warning("skipped a header whose Content-Length is not a number: %.80r", line)
             return None
-        if (at_end := LENGTH_AT_END.search(line)) is not None:
+        if (at_end := LENGTH_AT_END.search(line)) is not None and len(at_end.group(1)) <= LENGTH_DIGITS:
             self.on_length()
             log.warning("skipped %d bytes that are not a header before a Content-Length: %.60r",
                         skipped + at_end.start(), line[:at_end.start()])

@@ -10,7 +10,10 @@ frames themselves are read by `framing.FrameReader`.
 
 On stdio the server starts after `early_start.py` has answered the first messages: it reads the
 frames that phase kept, then the stream (`run_stdio`'s `handoff`), sends no second answer to a
-request answered there, and no second copy of a publish sent there (`MlirLspProtocol.take_over`)."""
+request answered there, and no second copy of a publish sent there (`MlirLspProtocol.take_over`).
+An `initialize` answered there whose params lsprotocol refuses deeper down than that phase looks
+is read without the parts that do not read (`readable_part`): the client was told it is
+initialized."""
 
 from __future__ import annotations
 
@@ -18,11 +21,12 @@ import asyncio
 import inspect
 import json
 import logging
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound
@@ -84,11 +88,79 @@ class Body(NamedTuple):
     bad: tuple[int, int] | None = None
 
 
+# At most this many parts of a message are dropped to make it read (`readable_part`).
+MAX_DROPPED_PARTS = 32
+
+
+def readable_part(converter, data: dict, kind: type):
+    """(`data` structured as `kind`, the parts dropped to make it read: "what @ $.params.x.y"),
+    each part that cattrs names as not reading removed (its field; its list whole; for a required
+    field missing, the object holding it), or None when `data` does not read after that. `data`
+    is not changed."""
+    import copy
+
+    from cattrs import transform_error
+    from cattrs.errors import ClassValidationError
+
+    data = copy.deepcopy(data)
+    dropped: list[str] = []
+    for _ in range(MAX_DROPPED_PARTS):
+        try:
+            return converter.structure(data, kind), dropped
+        except ClassValidationError as e:
+            errors = transform_error(e, path="$")
+        except Exception:  # noqa: BLE001 - not a field's type: nothing to drop
+            return None
+        if not any(_drop(data, error) for error in errors):
+            return None
+        dropped += errors
+    return None
+
+
+def _drop(data: dict, error: str) -> bool:
+    """Remove from `data` the part `error` (cattrs: "what @ $.params.text_document.hover") names;
+    False when there is none to remove (the part is the message's own or its params)."""
+    what, _, path = error.rpartition(" @ ")
+    keys = [k.split("[", 1)[0] for k in path.split(".")[1:]]
+    cut = next((i for i, k in enumerate(path.split(".")[1:]) if "[" in k), None)
+    if cut is not None:
+        keys = keys[:cut + 1]  # a list with an item that does not read: the list
+    elif what.startswith("required field missing"):
+        keys = keys[:-1]  # the object without it
+    keys = [re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k) for k in keys]
+    if len(keys) < 2:
+        return False
+    parent: Any = data
+    for k in keys[:-1]:
+        parent = parent.get(k) if isinstance(parent, dict) else None
+    if not isinstance(parent, dict) or keys[-1] not in parent:
+        return False
+    if keys == ["params", "capabilities"]:
+        parent["capabilities"] = {}  # required: the client says it supports nothing
+    elif keys == ["params", "processId"]:
+        parent["processId"] = None  # required, and may be null
+    else:
+        del parent[keys[-1]]
+    return True
+
+
+class _OneLineForUnreadParams(logging.Filter):
+    """pygls logs a traceback for each message whose params do not read; `receive` says the same
+    in one line (which message, what the client got)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize message")
+
+
+ONE_LINE_FOR_UNREAD_PARAMS = _OneLineForUnreadParams()
+
+
 class MlirLspProtocol(LanguageServerProtocol):
     """pygls's protocol, but open documents are ours: its workspace keeps no copy of them."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        logging.getLogger("pygls.protocol.json_rpc").addFilter(ONE_LINE_FOR_UNREAD_PARAMS)
         # uri -> the first byte that was not UTF-8, of documents whose text the client sent so
         self.undecodable_bytes: dict[str, int] = {}
         self.quiet = Quiet()
@@ -153,10 +225,8 @@ class MlirLspProtocol(LanguageServerProtocol):
         try:
             message = self.structure_message(data)
         except JsonRpcException:
-            method = data.get("method", "")
-            if self.get_message_type(method) or method in self.fm.features or method in self.fm.builtin_features:
-                return self._refuse(rid, JsonRpcInvalidParams, f"the params of {method!r} do not read", body)
-            return self._refuse(rid, JsonRpcMethodNotFound, f"unknown method {method!r}", body)
+            if (message := self._initialize_in_part(data, rid)) is None:
+                return self._unread(data, rid, body)
         if self._shutdown and rid is not None and data.get("method") != types.EXIT:
             return self._refuse(rid, JsonRpcInvalidRequest, "the server is shut down: only `exit` is read", body)
         self._note_undecodable(message, body)
@@ -164,6 +234,29 @@ class MlirLspProtocol(LanguageServerProtocol):
             self.handle_message(message)
         except Exception:  # noqa: BLE001 - pygls answers requests whose handler fails; this is the rest
             log.exception("a message could not be handled: %.60r", body.text)
+
+    def _unread(self, data: dict, rid, body: Body) -> None:
+        """A message whose params lsprotocol refuses: an error for a request, a log line for the rest."""
+        method = data.get("method", "")
+        if self.get_message_type(method) or method in self.fm.features or method in self.fm.builtin_features:
+            return self._refuse(rid, JsonRpcInvalidParams, f"the params of {method!r} do not read", body)
+        return self._refuse(rid, JsonRpcMethodNotFound, f"unknown method {method!r}", body)
+
+    def _initialize_in_part(self, data: dict, rid):
+        """An `initialize` the early start answered (its params looked right where that phase
+        looks) whose params lsprotocol refuses deeper down: `clientInfo` without a name, a
+        capability of the wrong type. The client was told it is initialized, so the server reads
+        what it can, without the parts that do not read (`readable_part`), and logs them. None
+        when it is not such a message, or when nothing readable is left."""
+        if data.get("method") != types.INITIALIZE or rid not in self.answered_early:
+            return None
+        found = readable_part(self._converter, data, types.InitializeRequest)
+        if found is None:
+            return None
+        message, dropped = found
+        log.warning("the client's initialize params do not read as the protocol says; the server "
+                    "goes on without %s", "; ".join(dropped))
+        return message
 
     def _refuse(self, rid, error: type[JsonRpcException], why: str, body: Body) -> None:
         log.warning("skipped a message: %s: %.60r", why, body.text)
