@@ -114,6 +114,35 @@ def test_flags_of_the_wrong_type_are_refused_with_a_warning_and_the_default_kept
     assert len(warnings) == 1 and warnings[0].startswith("dispatch.flags: the flags must be"), warnings
 
 
+def test_no_settings_a_client_may_send_make_their_reading_raise():
+    """The early start answers `initialize` before it reads the settings (server/early_start.py):
+    a reading that raised would fail the pygls server's `initialize` after the client was told
+    it succeeded. Random settings of every key, each with values of every JSON type."""
+    import random
+
+    from mlir_lsp_asserts.server import options
+
+    keys = sorted(_flatten(options.defaults_json()))
+    values = [None, True, 0, -1, 2**70, 1.5, "", "x", "save", "assume", "MLA001", "--x", [], [1], ["a"], [None],
+              [[1]], {}, {"a": 1}, {"MLA001": "hint"}, {"MLA001": 5}, {"mine": 5}, {"mine": {"flags": [1]}},
+              {"mine": {"flags": "--x"}}]
+    rng = random.Random(37)
+    read = 0
+    for _ in range(3000):
+        sent: dict = {}
+        for key in rng.sample(keys, rng.randint(1, 4)):
+            head, _, leaf = key.partition(".")
+            if leaf:
+                sent.setdefault(head, {})[leaf] = rng.choice(values)
+            else:
+                sent[key] = rng.choice(values)
+        if rng.random() < 0.1:
+            sent[rng.choice(["dispatch", "workspace", "severity", "profiles"])] = rng.choice(values)
+        options.read_options({"mlirLsp": sent}, options.ServerOptions(), lambda _message: None)
+        read += 1
+    assert read == 3000
+
+
 def test_extension_commands_do_not_reuse_the_server_command_ids():
     """vscode-languageclient registers the server's executeCommand ids as VS Code commands; an
     extension command with the same id makes the client fail to start."""

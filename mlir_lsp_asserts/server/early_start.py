@@ -24,7 +24,7 @@ of a document published here when that is the same text (the client has it alrea
 differs is sent, and logged).
 
 What is in doubt is left to the pygls server: params that do not read as the protocol says
-(a document's version outside its 32-bit integer), settings whose reading fails, a second
+(a document's version outside its 32-bit integer), a second
 `initialize`, a body above EARLY_MAX_BYTES or not UTF-8, and after a `shutdown` or `exit`,
 nothing more is answered or published here. A closed stdin is kept like a frame (the pygls
 server then ends as it does at the end of its input). `--tcp` does not come here.
@@ -266,18 +266,19 @@ class EarlyStart:
 
     def _initialize(self, msg: dict, params: Any) -> None:
         """Answered here when the pygls server would answer it the same: not after a `shutdown`,
-        an `exit` or anything in doubt (`publishing` is False then), and only with params and
-        settings that read (settings whose reading fails fail pygls's `initialize` too)."""
+        an `exit` or anything in doubt (`publishing` is False then), and only with params that
+        read. Settings are read later, at the first didOpen (`options` is not imported before
+        this answer): `read_options` takes any JSON without raising, which
+        tests/test_vscode_settings.py checks on random settings."""
         rid = _request_id(msg)
         seen, self.initialize_seen = self.initialize_seen, True
         if seen or rid is None or not self.publishing or not readable(params):
             self.publishing = False
             return
-        self.settings_given.append(params.get("initializationOptions"))
-        self._options()  # raises (`_take`: left to the server) before anything is answered
         result = initialize_result(params, "mlir-lsp", __version__)
         self._write(json.dumps({"id": rid, "result": result, "jsonrpc": "2.0"}))
         self.handoff.answered.add(rid)
+        self.settings_given.append(params.get("initializationOptions"))
 
     def _did_open(self, params: Any) -> None:
         td = params.get("textDocument") if isinstance(params, dict) else None
