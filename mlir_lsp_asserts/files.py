@@ -17,17 +17,33 @@ if TYPE_CHECKING:
 MLIR_SUFFIXES = (".mlir", ".mlirbc")
 
 
+# A JSON file we read (a baseline, compstat's, `--check`'s results) above this is refused.
+JSON_MAX_BYTES = 128 << 20
+
+
 def load_json(path: str, error: type[Exception], missing: str, what: str = "") -> object:
     """The JSON in the file at `path`; `error` raised with a one-line message when it is not
-    there (`path: missing`) or cannot be read (`path: cannot read WHAT: why`)."""
+    there (`path: missing`) or cannot be read (`path: cannot read WHAT: why`): among those, a
+    path that is no regular file (a cloned repository's baseline linked to /dev/zero or a fifo:
+    opened without blocking, never read) and a file above JSON_MAX_BYTES."""
     import json
 
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError("a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
+            if st.st_size > JSON_MAX_BYTES:
+                raise OSError(f"{st.st_size:,} bytes, above the {JSON_MAX_BYTES >> 20} MiB such a file may have")
+        except BaseException:
+            os.close(fd)
+            raise
+        with open(fd, "rb") as f:
+            return json.loads(f.read(JSON_MAX_BYTES + 1).decode("utf-8"))
     except FileNotFoundError:
         raise error(f"{path}: {missing}") from None
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise error(f"{path}: cannot read{' ' + what if what else ''}: {e}") from None
 
 

@@ -129,3 +129,27 @@ def test_file_replaced_by_a_folder_or_removed_during_the_check(tmp_path):
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert str(f) in p.stderr
     assert not f.exists() and os.listdir(tmp_path) == []  # not re-created
+
+
+def test_a_baseline_that_is_a_fifo_a_device_or_huge_is_refused_without_reading_it(tmp_path):
+    """A cloned repository's `dispatch.baseline` (read in Restricted Mode too: only read) named a
+    fifo, which hung the count's answer forever, or a link to /dev/zero, which the server read
+    until its memory ran out. Each is refused with one line, at once (a child with a timeout,
+    so that a hang fails the test instead of blocking it)."""
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "folder.json").mkdir()
+    with open(tmp_path / "huge.json", "wb") as f:
+        f.truncate((128 << 20) + 1)  # sparse: no disk used
+    names = ["fifo.json", "zero.json", "folder.json", "huge.json"]
+    code = ("import sys\nfrom mlir_lsp_asserts.dispatch.baselines import BaselineError, load_baseline\n"
+            "for p in sys.argv[1:]:\n    try:\n        load_baseline(p)\n    except BaselineError as e:\n"
+            "        print(e)\n")
+    p = subprocess.run([sys.executable, "-c", code, *(str(tmp_path / n) for n in names)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    said = dict(zip(names, p.stdout.splitlines(), strict=True))
+    assert said["fifo.json"].endswith("cannot read baseline: not a regular file")
+    assert said["zero.json"].endswith("cannot read baseline: not a regular file")
+    assert said["folder.json"].endswith("cannot read baseline: a folder")
+    assert said["huge.json"].endswith("cannot read baseline: 134,217,729 bytes, above the 128 MiB such a file may have")
