@@ -292,9 +292,11 @@ def _has_tool_table_as_of(py: str, _mtime_ns: int, _size: int) -> bool:
 
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return False
-    return "mlir-lsp" in data.get("tool", {})
+    except (tomllib.TOMLDecodeError, RecursionError):
+        # a pyproject.toml that does not read: ours to report when our table is seen in it
+        return _MAYBE_OUR_TABLE.search(text) is not None
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "mlir-lsp" in tool
 
 
 def _read_text(path: str) -> str:
@@ -317,9 +319,17 @@ def _load_config(path: str) -> Settings:
         raise ConfigError(f"{path}: cannot read: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     if os.path.basename(path) == "pyproject.toml":
-        data = data.get("tool", {}).get("mlir-lsp", {})
-    return settings_from_mapping(data, str(path))
+        tool = data.get("tool", {})
+        data = tool.get("mlir-lsp", {}) if isinstance(tool, dict) else {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: tool.mlir-lsp must be a table ([tool.mlir-lsp]), not {type(data).__name__}")
+    try:
+        return settings_from_mapping(data, str(path))
+    except RecursionError:
+        raise ConfigError(f"{path}: a setting's value is nested too deeply") from None
 
 
 def editor_settings_for(path: str | os.PathLike[str] | None, editor: Settings) -> tuple[Settings, str | None]:

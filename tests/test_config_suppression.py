@@ -102,6 +102,12 @@ def test_explicit_config_file(project, tmp_path):
     ("mlir-lsp.toml", '[severity]\nMLA001 = "loud"\n', ["severity", "loud"]),
     ("mlir-lsp.toml", 'fix-mode = "burn"\n', ["fix-mode", "burn"]),
     ("pyproject.toml", '[tool.mlir-lsp]\nignore = 3\n', ["ignore"]),
+    # these raised AttributeError or RecursionError (a traceback, exit 1) or were skipped
+    ("pyproject.toml", '[tool]\nmlir-lsp = 5\n', ["tool.mlir-lsp must be a table", "int"]),
+    ("pyproject.toml", '[tool]\nmlir-lsp = ["x"]\n', ["tool.mlir-lsp must be a table", "list"]),
+    ("pyproject.toml", '[tool.mlir-lsp]\nignore = ["MLA001"\n', ["invalid TOML"]),
+    ("pyproject.toml", "[tool.mlir-lsp]\nselect = " + "[" * 5000 + "]" * 5000 + "\n", ["nested too deeply"]),
+    ("mlir-lsp.toml", "select = " + "[" * 5000 + "]" * 5000 + "\n", ["nested too deeply"]),
 ])
 def test_bad_config_is_one_clear_line_and_exit_2(project, name, content, words):
     root, f = project
