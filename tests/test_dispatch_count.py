@@ -91,6 +91,14 @@ def test_compiler_faults_give_one_clear_message(tmp_path):
     assert "iree-compile failed (exit 1) at line 3" in failed.stderr
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1", "1e300"])
+def test_a_timeout_that_is_no_duration_is_refused_before_any_compile(tmp_path, value):
+    """`--timeout nan` stopped every compile at once ("took longer than the nan s timeout")."""
+    p = mlir_lsp("--dispatch-count", "--no-cache", "--timeout", value, REPRO, cache=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert f"argument --timeout: must be above 0 and at most 604800 (a week), not {value}" in p.stderr
+
+
 @pytest.mark.slow
 def test_timeout_kills_the_compile_and_leaves_no_process(tmp_path):
     t0 = time.monotonic()

@@ -123,9 +123,9 @@ def test_no_settings_a_client_may_send_make_their_reading_raise():
     from mlir_lsp_asserts.server import options
 
     keys = sorted(_flatten(options.defaults_json()))
-    values = [None, True, 0, -1, 2**70, 1.5, "", "x", "save", "assume", "MLA001", "--x", [], [1], ["a"], [None],
-              [[1]], {}, {"a": 1}, {"MLA001": "hint"}, {"MLA001": 5}, {"mine": 5}, {"mine": {"flags": [1]}},
-              {"mine": {"flags": "--x"}}]
+    values = [None, True, 0, -1, 2**70, 1.5, 1e308, float("inf"), float("nan"), "", "x", "nan", "false", "1e400",
+              "save", "assume", "MLA001", "--x", "/a\0b/iree-compile", [], [1], ["a"], [None], [[1]], {}, {"a": 1},
+              {"MLA001": "hint"}, {"MLA001": 5}, {"mine": 5}, {"mine": {"flags": [1]}}, {"mine": {"flags": "--x"}}]
     rng = random.Random(37)
     read = 0
     for _ in range(3000):
@@ -141,6 +141,54 @@ def test_no_settings_a_client_may_send_make_their_reading_raise():
         options.read_options({"mlirLsp": sent}, options.ServerOptions(), lambda _message: None)
         read += 1
     assert read == 3000
+
+
+@pytest.mark.parametrize("sent, field", [
+    ({"dispatch": {"idleMs": float("inf")}}, "dispatch.idle_ms"),  # JSON's 1e400: int(inf) raised
+    ({"dispatch": {"idleMs": 2.5}}, "dispatch.idle_ms"),
+    ({"dispatch": {"timeout": "nan"}}, "dispatch.timeout"),  # every compile was stopped at once
+    ({"dispatch": {"timeout": 1e300}}, "dispatch.timeout"),  # the timer's thread died: no timeout
+    ({"dispatch": {"timeout": True}}, "dispatch.timeout"),  # was 1 s
+    ({"dispatch": {"autoMaxMegabytes": "nan"}}, "dispatch.auto_max_mb"),  # turned the size guard off
+    ({"dispatch": {"enabled": "false"}}, "dispatch.enabled"),  # was True
+    ({"dispatch": {"attribution": 0}}, "dispatch.attribution"),
+    ({"dispatch": {"whatIf": ["assume"]}}, "dispatch.what_if"),  # was dropped without a word
+    ({"dispatch": {"profile": 5}}, "dispatch.profile"),
+    ({"workspace": {"maxFiles": 0.5}}, "workspace.max_files"),  # was 0
+    ({"workspace": {"maxFiles": float("inf")}}, "workspace.max_files"),
+    ({"workspace": {"maxFileMegabytes": 1e308}}, "workspace.max_file_megabytes"),  # max_bytes overflowed
+])
+def test_a_setting_of_the_wrong_type_or_out_of_range_is_refused_with_a_warning(sent, field):
+    from mlir_lsp_asserts.server import options
+
+    default = options.ServerOptions()
+    warnings: list[str] = []
+    got = options.read_options({"mlirLsp": sent}, default, warnings.append)
+    assert got is not None and len(warnings) == 1, warnings
+    part, name = field.split(".")
+    assert getattr(getattr(got, part), name) == getattr(getattr(default, part), name)  # the default kept
+    assert warnings[0].endswith("default kept") and next(iter(sent[part])) in warnings[0], warnings
+    assert got.workspace.max_bytes > 0
+
+
+def test_numbers_in_range_are_taken_and_numeric_strings_too():
+    from mlir_lsp_asserts.server import options
+
+    warnings: list[str] = []
+    got = options.read_options({"mlirLsp": {"dispatch": {"idleMs": 0, "timeout": "30", "autoMaxMegabytes": 0},
+                                            "workspace": {"maxFiles": 7.0, "maxFileMegabytes": 0.5}}},
+                               options.ServerOptions(), warnings.append)
+    assert not warnings and got is not None
+    assert (got.dispatch.idle_ms, got.dispatch.timeout, got.dispatch.auto_max_mb) == (0, 30.0, 0.0)
+    assert (got.workspace.max_files, got.workspace.max_file_megabytes) == (7, 0.5)
+    assert type(got.dispatch.idle_ms) is int and type(got.workspace.max_files) is int
+
+
+def test_a_compiler_path_with_a_nul_is_refused_not_raised():
+    """`realpath` raised ValueError on it, and the whole settings message was lost."""
+    from mlir_lsp_asserts.server.guards import compiler_path_problem
+
+    assert "NUL" in (compiler_path_problem(None, "/tmp/a\0b/iree-compile") or "")
 
 
 def test_extension_commands_do_not_reuse_the_server_command_ids():

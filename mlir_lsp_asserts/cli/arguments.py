@@ -36,6 +36,18 @@ def terminal_columns() -> int:
     return columns or 80
 
 
+def seconds(text: str) -> float:
+    """`--timeout`: a number of seconds above 0 and up to a week (NaN stopped every compile at
+    once; a wait of ~1e9 s or more makes the timer's thread raise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 7 * 86_400:  # False for NaN too
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 604800 (a week), not {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     width = terminal_columns() - 2  # as argparse's HelpFormatter takes it
     p = _Parser(prog="mlir-lsp", description="Find cf.assert ops that cost IREE dispatches; "
@@ -120,7 +132,7 @@ def add_dispatch_count(p) -> None:
                    help="compile with --mlir-print-debuginfo and report which source ops end up in which dispatch, "
                         "and (with --what-if) which dispatches exist only because of asserts")
     d.add_argument("--compiler", default=None, help="path of iree-compile")
-    d.add_argument("--timeout", type=float, default=900.0, help="seconds before a compile is stopped")
+    d.add_argument("--timeout", type=seconds, default=900.0, help="seconds before a compile is stopped")
     d.add_argument("--max-dispatches", type=int, default=None, help="exit 1 when a count is above N")
     d.add_argument("--baseline", default=None, metavar="FILE.json", help="golden counts per file and profile")
     d.add_argument("--update-baseline", action="store_true", help="write the counts into --baseline")

@@ -55,6 +55,8 @@ def compiler_path_problem(ls: Server, value) -> str | None:
         return None
     if not isinstance(value, str):
         return f"dispatch.compilerPath must be a string, not {type(value).__name__}"
+    if "\0" in value:
+        return "dispatch.compilerPath must be a path, and a path has no NUL character"
     path = os.path.expanduser(value)
     if not os.path.isabs(path):
         return f"dispatch.compilerPath must be an absolute path ({value!r} is not)"

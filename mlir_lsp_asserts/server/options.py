@@ -13,9 +13,12 @@ against `defaults_json()` by the tests, so this module is the one source of trut
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 from ..config import ConfigError, Settings, settings_from_mapping
 from ..findings import FixMode
@@ -148,27 +151,31 @@ def _dispatch(opts: dict, cur: DispatchOptions, warn, refuse_compiler) -> Dispat
     new: dict = {}
     for key in ("enabled", "attribution"):
         if key in d:
-            new[key] = bool(d[key])
+            if isinstance(d[key], bool):
+                new[key] = d[key]
+            else:  # bool("false") is True
+                warn(f"dispatch.{key} must be true or false, not {d[key]!r}; default kept")
     if d.get("trigger") in TRIGGERS:
         new["trigger"] = d["trigger"]
     elif "trigger" in d:
         warn(f"dispatch.trigger must be save, idle or manual, not {d['trigger']!r}; default kept")
-    for key, name, typ in (("idleMs", "idle_ms", int), ("timeout", "timeout", float),
-                           ("autoMaxMegabytes", "auto_max_mb", float)):
-        if key in d:
-            try:
-                new[name] = typ(d[key])
-            except (TypeError, ValueError):
-                warn(f"dispatch.{key} must be a number; default kept")
+    for key, name, bounds in (("idleMs", "idle_ms", IDLE_MS), ("timeout", "timeout", TIMEOUT_S),
+                              ("autoMaxMegabytes", "auto_max_mb", AUTO_MAX_MB)):
+        if key in d and (value := _number(d[key], f"dispatch.{key}", bounds, warn)) is not None:
+            new[name] = value
     if isinstance(d.get("profile"), str):
         new["profile"] = d["profile"]
+    elif "profile" in d:
+        warn(f"dispatch.profile must be a profile's name, not {d['profile']!r}; default kept")
     if "flags" in d:
         try:
             new["extra_flags"] = tuple(split_flags(d["flags"]))
         except ValueError as e:
             warn(f"dispatch.flags: {e}; default kept")
-    if d.get("whatIf") in WHAT_IF_MODES:
+    if isinstance(d.get("whatIf"), str) and d["whatIf"] in WHAT_IF_MODES:
         new["what_if"] = d["whatIf"]
+    elif "whatIf" in d:
+        warn(f"dispatch.whatIf must be one of {', '.join(WHAT_IF_MODES)}, not {d['whatIf']!r}; default kept")
     if "compilerPath" in d:
         # Only a compiler binary is ever run, as an argument list; never a shell.
         problem = refuse_compiler(d["compilerPath"])
@@ -197,14 +204,44 @@ def _workspace(opts: dict, cur: WorkspaceOptions, warn) -> WorkspaceOptions:
             new["watch"] = w["watch"]
         else:
             warn("workspace.watch must be true or false; default kept")
-    for key, name, typ in (("maxFiles", "max_files", int), ("maxFileMegabytes", "max_file_megabytes", float)):
-        if key in w:
-            v = w[key]
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
-                new[name] = typ(v)
-            else:
-                warn(f"workspace.{key} must be a positive number; default kept")
+    for key, name, bounds in (("maxFiles", "max_files", MAX_FILES), ("maxFileMegabytes", "max_file_megabytes",
+                                                                      MAX_FILE_MB)):
+        if key in w and (value := _number(w[key], f"workspace.{key}", bounds, warn)) is not None:
+            new[name] = value
     return replace(cur, **new)
+
+
+class Bounds(NamedTuple):
+    """A numeric setting's type and range (both ends included)."""
+
+    kind: type
+    low: float
+    high: float
+
+
+IDLE_MS = Bounds(int, 0, 3_600_000)  # up to an hour
+TIMEOUT_S = Bounds(float, 0.001, 7 * 86_400)  # up to a week (a timer's wait above ~1e9 s raises)
+AUTO_MAX_MB = Bounds(float, 0, 1 << 30)
+MAX_FILES = Bounds(int, 1, 10_000_000)
+MAX_FILE_MB = Bounds(float, 0.001, 1 << 30)
+
+
+def _number(value, name: str, bounds: Bounds, warn) -> int | float | None:
+    """`value` as the setting's number (a JSON number, or a string of one), or None with a warning:
+    a bool, NaN, an infinity (JSON's 1e400), a fraction where a count is asked, out of range."""
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            number = float(value)
+    if number is None or not math.isfinite(number) or bounds.kind is int and number != int(number):
+        warn(f"{name} must be {'a whole number' if bounds.kind is int else 'a number'}, not {value!r}; default kept")
+        return None
+    if not bounds.low <= number <= bounds.high:
+        warn(f"{name} must be between {bounds.low:g} and {bounds.high:g}, not {value!r}; default kept")
+        return None
+    return bounds.kind(number)
 
 
 def _plain(value):
