@@ -113,6 +113,11 @@ def _codes(values, where: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# What a docs-base-url may be (rule links in every diagnostic, opened by the editor on a click).
+DOCS_URL_SCHEMES = ("http://", "https://", "file://")
+DOCS_URL_CHARS = 2048
+
+
 def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings | None = None) -> Settings:
     """Build settings from a TOML table or LSP options (keys with `-` or `_` both accepted)."""
     s = base or Settings()
@@ -155,6 +160,12 @@ def settings_from_mapping(data: dict, source: str = "<settings>", base: Settings
         base = norm["docs-base-url"]
         if base is not None and not isinstance(base, str):
             raise ConfigError(f"{source}: docs-base-url must be a URL string")
+        if base and (not base.lower().startswith(DOCS_URL_SCHEMES) or len(base) > DOCS_URL_CHARS
+                     or any(c.isspace() or ord(c) < 32 for c in base)):
+            # it is every diagnostic's link, shown and opened by the editor: a cloned repository's
+            # config must not make it a `command:` URI or anything else an editor would run
+            raise ConfigError(f"{source}: docs-base-url must be an http://, https:// or file:// URL of at most "
+                              f"{DOCS_URL_CHARS} characters without spaces, not {base[:80]!r}")
         s = replace(s, docs_base_url=base or None)
     if "measured-severity" in norm:
         if not isinstance(norm["measured-severity"], bool):

@@ -108,6 +108,9 @@ def test_explicit_config_file(project, tmp_path):
     ("pyproject.toml", '[tool.mlir-lsp]\nignore = ["MLA001"\n', ["invalid TOML"]),
     ("pyproject.toml", "[tool.mlir-lsp]\nselect = " + "[" * 5000 + "]" * 5000 + "\n", ["nested too deeply"]),
     ("mlir-lsp.toml", "select = " + "[" * 5000 + "]" * 5000 + "\n", ["nested too deeply"]),
+    # every diagnostic's link, opened by the editor: no `command:` URI from a cloned repository
+    ("mlir-lsp.toml", 'docs-base-url = "command:workbench.action.terminal.new"\n', ["docs-base-url", "command:"]),
+    ("mlir-lsp.toml", 'docs-base-url = "https://x.org/a b"\n', ["docs-base-url", "without spaces"]),
 ])
 def test_bad_config_is_one_clear_line_and_exit_2(project, name, content, words):
     root, f = project
