@@ -363,6 +363,19 @@ def editor_settings_for(path: str | os.PathLike[str] | None, editor: Settings) -
         return editor, str(e)
 
 
+def exclude_for(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """The config file that holds for `path` and its `exclude` patterns, read again when it
+    changes (as `editor_settings_for`); None without one, or when it cannot be read or used."""
+    found = find_config_file(path)
+    if found is None:
+        return None
+    try:
+        st = os.stat(found)
+        return found, _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size).exclude
+    except (OSError, ConfigError):
+        return None
+
+
 @functools.lru_cache(maxsize=64)
 def _load_config_as_of(path: str, _mtime_ns: int, _size: int) -> Settings:
     return _load_config.__wrapped__(path)

@@ -114,6 +114,15 @@ def walk_skips(path: str, tops: list[str]) -> bool:
     return not any(_inside(real, top) and _walk_keeps(path, top) for top in tops)
 
 
+def excluded_by_config(path: str, config: str, exclude: tuple[str, ...]) -> bool:
+    """Whether the config file `config`'s `exclude` patterns take `path` out: matched against the
+    path from the config's folder, as `mlir-lsp --check .` run there (CI, pre-commit) matches them."""
+    if not exclude:
+        return False
+    rel = os.path.relpath(os.path.realpath(path), os.path.dirname(os.path.realpath(config)))
+    return not rel.startswith(os.pardir + os.sep) and _excluded(rel, tuple(os.path.normpath(p) for p in exclude))
+
+
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
     """Whether a (normalised) pattern matches the path as given, as normalised (`./a/b.mlir` is
     `a/b.mlir`), or its file name."""

@@ -35,6 +35,7 @@ def workspace_with(tmp_path, *names: str):
     ws = tmp_path / "ws"
     ws.mkdir()
     for name in names:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text(TEXT)
     return ws, [ws / name for name in names]
 
@@ -84,4 +85,24 @@ async def test_a_pyproject_that_gains_a_tool_table_becomes_the_config(tmp_path):
         assert codes(await open_and_wait(lsp, f.as_uri(), TEXT)) == ALL
         py.write_text('[project]\nname = "m"\n\n[tool.mlir-lsp]\nignore = ["MLA003"]\n')
         want = {f.as_uri(): ["MLA001"] * 4}
+        assert await published(lsp, want) == want
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_the_scan_leaves_out_what_the_config_excludes_as_ci_does(tmp_path):
+    """`exclude = ["third_party/*"]` keeps CI's `mlir-lsp --check .` out of a folder; the server's
+    scan read and checked it anyway (up to 5000 files of 512 MB). Now it leaves the same files
+    out, checks them when the pattern goes, and clears them when it comes back."""
+    ws, (first, vendored, last) = workspace_with(tmp_path, "a.mlir", "third_party/b.mlir", "zz/z.mlir")
+    config = ws / "mlir-lsp.toml"
+    config.write_text('exclude = ["third_party/*"]\n')
+    async with lsp_server(tmp_path, folders=[ws]) as lsp:
+        assert codes(await scanned(lsp, last.as_uri())) == ALL  # the walk goes folder by folder, sorted: b before zz/z
+        assert codes(lsp.diagnostics.get(first.as_uri(), [])) == ALL
+        assert vendored.as_uri() not in lsp.diagnostics  # left out, as CI leaves it out
+        config.write_text("exclude = []\n")
+        want = {vendored.as_uri(): ALL}
+        assert await published(lsp, want) == want
+        config.write_text('exclude = ["third_party/*"]\n')
+        want = {vendored.as_uri(): [], first.as_uri(): ALL}
         assert await published(lsp, want) == want

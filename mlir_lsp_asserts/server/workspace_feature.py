@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..checker import check_text
-from ..config import Settings, editor_settings_for
-from ..files import discover, walk_skips
+from ..config import Settings, editor_settings_for, exclude_for
+from ..files import discover, excluded_by_config, walk_skips
 from ..processes import exit_with_parent
 from ..source import SourceError, read_source
 from ..watching import changed_paths
@@ -167,6 +167,11 @@ def check_file(ls, path: str) -> None:
     if uri in ls.documents or walk_skips(path, roots(ls)):  # a link out of the folders, a device: as the walk
         return
     state = ls.watch
+    if _config_excludes(path):  # as CI's `mlir-lsp --check .` leaves it out: not read (a stale publish cleared)
+        if uri in state.published:
+            state.published.discard(uri)
+            ls.in_loop(_publish_unless_open, ls, uri, json.dumps({"uri": uri, "diagnostics": []}))
+        return
     diags = state.worker.check(path, ls.settings, ls.options.workspace.max_bytes)
     if diags is None:
         return
@@ -178,6 +183,13 @@ def check_file(ls, path: str) -> None:
         state.published.discard(uri)
     params = json.dumps({"uri": uri, "diagnostics": diags})
     ls.in_loop(_publish_unless_open, ls, uri, params)
+
+
+def _config_excludes(path: str) -> bool:
+    """Whether the config file that holds for `path` excludes it (`files.excluded_by_config`); a
+    config that cannot be read excludes nothing (the file's check reports that config)."""
+    found = exclude_for(path)
+    return found is not None and excluded_by_config(path, *found)
 
 
 def _publish_unless_open(ls, uri: str, params_json: str) -> None:
