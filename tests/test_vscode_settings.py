@@ -184,6 +184,20 @@ def test_numbers_in_range_are_taken_and_numeric_strings_too():
     assert type(got.dispatch.idle_ms) is int and type(got.workspace.max_files) is int
 
 
+def test_one_bad_rule_setting_keeps_its_default_and_no_other():
+    """A typo in one severity's code reset every rule setting (select, ignore, profiles) to the
+    defaults, though a bad value is to keep what was there."""
+    from mlir_lsp_asserts.server import options
+
+    warnings: list[str] = []
+    got = options.read_options({"mlirLsp": {"select": ["MLA001"], "ignore": ["MLA002"], "severity": {"MLA01": "hint"},
+                                            "profiles": {"mine": {"flags": ["--x"]}}}},
+                               options.ServerOptions(), warnings.append)
+    assert got is not None and len(warnings) == 1 and "MLA01" in warnings[0] and warnings[0].endswith("default kept")
+    assert got.rules.select == frozenset({"MLA001"}) and got.rules.ignore == frozenset({"MLA002"})
+    assert got.rules.profiles == (("mine", ("--x",)),) and got.rules.severity == ()
+
+
 def test_a_compiler_path_with_a_nul_is_refused_not_raised():
     """`realpath` raised ValueError on it, and the whole settings message was lost."""
     from mlir_lsp_asserts.server.guards import compiler_path_problem

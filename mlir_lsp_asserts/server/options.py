@@ -28,6 +28,8 @@ from ..records import replace as replace_record
 SECTION = "mlirLsp"
 RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl",
              "measuredSeverity")
+# The rule keys in the order settings_from_mapping applies them.
+RULE_ORDER = ("select", "ignore", "severity", "fix-mode", "profiles", "docs-base-url", "measured-severity")
 TRIGGERS = ("save", "idle", "manual")
 WHAT_IF_MODES = tuple(FixMode)
 MB = 1024 * 1024
@@ -136,11 +138,17 @@ def _rules(opts: dict, warn) -> Settings:
         rules["docs-base-url"] = rules.pop("docsBaseUrl")
     if "measuredSeverity" in rules:
         rules["measured-severity"] = rules.pop("measuredSeverity")
-    try:
-        return settings_from_mapping(rules, "mlirLsp settings")
-    except ConfigError as e:
-        warn(f"{e}; using defaults")
-        return Settings()
+    # One key at a time, in the order `settings_from_mapping` applies them (select, then ignore):
+    # a bad value (a typo in one severity's code) keeps that setting's default and no other.
+    s = settings_from_mapping({}, "mlirLsp settings")
+    norm = {k.replace("_", "-"): v for k, v in rules.items()}
+    for key in RULE_ORDER:
+        if key in norm:
+            try:
+                s = settings_from_mapping({key: norm[key]}, "mlirLsp settings", base=s)
+            except ConfigError as e:
+                warn(f"{e}; default kept")
+    return s
 
 
 def _dispatch(opts: dict, cur: DispatchOptions, warn, refuse_compiler) -> DispatchOptions:
