@@ -304,8 +304,9 @@ def _has_tool_table_as_of(py: str, _mtime_ns: int, _size: int) -> bool:
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
-        # a pyproject.toml that does not read: ours to report when our table is seen in it
-        return _MAYBE_OUR_TABLE.search(text) is not None
+        # a pyproject.toml that does not read: ours to report when our table is seen in it (named:
+        # a bare `[tool]` in a broken file is no sign of ours)
+        return "mlir-lsp" in text and _MAYBE_OUR_TABLE.search(text) is not None
     tool = data.get("tool")
     return isinstance(tool, dict) and "mlir-lsp" in tool
 
@@ -363,17 +364,24 @@ def editor_settings_for(path: str | os.PathLike[str] | None, editor: Settings) -
         return editor, str(e)
 
 
-def exclude_for(path: str) -> tuple[str, tuple[str, ...]] | None:
-    """The config file that holds for `path` and its `exclude` patterns, read again when it
-    changes (as `editor_settings_for`); None without one, or when it cannot be read or used."""
-    found = find_config_file(path)
-    if found is None:
-        return None
-    try:
-        st = os.stat(found)
-        return found, _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size).exclude
-    except (OSError, ConfigError):
-        return None
+def excludes_for(path: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The config files above `path`, the nearest first, each with its `exclude` patterns, read
+    again when they change (as `editor_settings_for`): CI may run `mlir-lsp --check .` in any of
+    their folders (a repository's root above a vendored project with a config of its own). A
+    config that cannot be read or used excludes nothing here."""
+    out = []
+    start = path
+    while (found := find_config_file(start)) is not None:
+        try:
+            st = os.stat(found)
+            out.append((found, _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size).exclude))
+        except (OSError, ConfigError):
+            pass
+        folder = os.path.dirname(os.path.realpath(found))
+        start = os.path.dirname(folder)
+        if start == folder:
+            break
+    return out
 
 
 @functools.lru_cache(maxsize=64)

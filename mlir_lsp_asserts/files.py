@@ -21,26 +21,37 @@ MLIR_SUFFIXES = (".mlir", ".mlirbc")
 JSON_MAX_BYTES = 128 << 20
 
 
-def load_json(path: str, error: type[Exception], missing: str, what: str = "") -> object:
+def load_json(path: str, error: type[Exception], missing: str, what: str = "", regular_only: bool = False) -> object:
     """The JSON in the file at `path`; `error` raised with a one-line message when it is not
-    there (`path: missing`) or cannot be read (`path: cannot read WHAT: why`): among those, a
-    path that is no regular file (a cloned repository's baseline linked to /dev/zero or a fifo:
-    opened without blocking, never read) and a file above JSON_MAX_BYTES."""
+    there (`path: missing`) or cannot be read (`path: cannot read WHAT: why`). A folder is
+    refused, and so is anything above JSON_MAX_BYTES (a link to /dev/zero: read up to the bound,
+    no further). With `regular_only` (a path from settings a cloned repository may have written)
+    anything but a regular file is refused unread: a fifo would hang the reader. Without it a
+    pipe is read (`--baseline <(git show main:counts.json)` on the command line)."""
     import json
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a fifo's open does not wait
         try:
             st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise OSError("a folder")
             if not stat.S_ISREG(st.st_mode):
-                raise OSError("a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
-            if st.st_size > JSON_MAX_BYTES:
+                if regular_only:
+                    raise OSError("not a regular file")
+                import fcntl
+
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~getattr(os, "O_NONBLOCK", 0))
+            elif st.st_size > JSON_MAX_BYTES:
                 raise OSError(f"{st.st_size:,} bytes, above the {JSON_MAX_BYTES >> 20} MiB such a file may have")
         except BaseException:
             os.close(fd)
             raise
         with open(fd, "rb") as f:
-            return json.loads(f.read(JSON_MAX_BYTES + 1).decode("utf-8"))
+            data = f.read(JSON_MAX_BYTES + 1)
+        if len(data) > JSON_MAX_BYTES:
+            raise OSError(f"more than the {JSON_MAX_BYTES >> 20} MiB such a file may have")
+        return json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise error(f"{path}: {missing}") from None
     except (OSError, ValueError, RecursionError) as e:
@@ -115,12 +126,23 @@ def walk_skips(path: str, tops: list[str]) -> bool:
 
 
 def excluded_by_config(path: str, config: str, exclude: tuple[str, ...]) -> bool:
-    """Whether the config file `config`'s `exclude` patterns take `path` out: matched against the
-    path from the config's folder, as `mlir-lsp --check .` run there (CI, pre-commit) matches them."""
+    """Whether the config file `config`'s `exclude` patterns take `path` out as `mlir-lsp --check
+    .` run in the config's folder (CI, pre-commit) takes it out: the walk matches each folder on
+    the way and then the file, each as `./a/b`, `a/b` and its name (`discover`); an absolute
+    pattern matches as under `mlir-lsp --check $PWD`."""
     if not exclude:
         return False
-    rel = os.path.relpath(os.path.realpath(path), os.path.dirname(os.path.realpath(config)))
-    return not rel.startswith(os.pardir + os.sep) and _excluded(rel, tuple(os.path.normpath(p) for p in exclude))
+    patterns = tuple(os.path.normpath(p) for p in exclude)
+    top = os.path.dirname(os.path.realpath(config))
+    rel = os.path.relpath(os.path.realpath(path), top)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return False
+    parts = rel.split(os.sep)
+    for i in range(1, len(parts) + 1):
+        sub = os.path.join(*parts[:i])
+        if _excluded(os.path.join(os.curdir, sub), patterns) or _excluded(os.path.join(top, sub), patterns):
+            return True
+    return False
 
 
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:

@@ -4,6 +4,7 @@ the checked file; CLI flags over it) and suppression comments (`// mlir-lsp: ign
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -183,3 +184,43 @@ def test_trailing_suppression_does_not_leak_to_the_next_op():
 }
 """
     assert [f.assert_message for f in check_text(text).findings] == ["must be reported"]
+
+
+@pytest.mark.parametrize("pattern", ["gen", "gen/", "./gen/*", "gen/*", "*/gen", "*/gen/*", "vendor", "*/vendor/*",
+                                     "b.mlir", "*.mlir", "gen/deep/*", "nothing/*", "ABS/gen/*"])
+def test_the_servers_exclude_is_the_cli_walks(tmp_path, monkeypatch, pattern):
+    """The server's scan leaves out what `mlir-lsp --check .` run in the config's folder leaves
+    out (files.excluded_by_config against files.discover), for every form of pattern the walk
+    reads: a folder's name at any depth, a trailing slash, `./`, `*/`, a file name, an absolute
+    pattern (as under `--check $PWD`)."""
+    from mlir_lsp_asserts.files import discover, excluded_by_config
+
+    root = tmp_path / "repo"
+    files = ["a.mlir", "gen/b.mlir", "gen/deep/c.mlir", "src/vendor/d.mlir", "src/e.mlir"]
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("func.func @f() {\n  return\n}\n")
+    config = root / "mlir-lsp.toml"
+    pattern = pattern.replace("ABS", str(root))
+    monkeypatch.chdir(root)
+    top = str(root) if pattern.startswith(str(root)) else "."  # an absolute pattern: `--check $PWD`
+    walked = {os.path.relpath(f, top) for f in discover([top], (pattern,))[0]}
+    served = {name for name in files if not excluded_by_config(str(root / name), str(config), (pattern,))}
+    assert served == walked
+    assert len(walked) < len(files) or pattern == "nothing/*"  # each pattern but one leaves something out
+
+
+def test_a_vendored_project_with_its_own_config_is_still_excluded_by_the_repositorys(tmp_path):
+    """CI runs `mlir-lsp --check .` at the repository's root, whose exclude holds for a vendored
+    project below with a config of its own; the server read only the nearest config."""
+    from mlir_lsp_asserts.config import excludes_for
+    from mlir_lsp_asserts.files import excluded_by_config
+
+    write(tmp_path, "mlir-lsp.toml", 'exclude = ["third_party/*"]\n')
+    write(tmp_path, "third_party/lib/mlir-lsp.toml", 'ignore = ["MLA003"]\n')
+    vendored = write(tmp_path, "third_party/lib/e.mlir", "func.func @f() {\n  return\n}\n")
+    own = write(tmp_path, "src/f.mlir", "func.func @f() {\n  return\n}\n")
+    configs = excludes_for(str(vendored))
+    assert [os.path.relpath(c, tmp_path) for c, _ in configs] == ["third_party/lib/mlir-lsp.toml", "mlir-lsp.toml"]
+    assert any(excluded_by_config(str(vendored), c, ex) for c, ex in configs)
+    assert not any(excluded_by_config(str(own), c, ex) for c, ex in excludes_for(str(own)))

@@ -143,8 +143,8 @@ def test_a_baseline_that_is_a_fifo_a_device_or_huge_is_refused_without_reading_i
         f.truncate((128 << 20) + 1)  # sparse: no disk used
     names = ["fifo.json", "zero.json", "folder.json", "huge.json"]
     code = ("import sys\nfrom mlir_lsp_asserts.dispatch.baselines import BaselineError, load_baseline\n"
-            "for p in sys.argv[1:]:\n    try:\n        load_baseline(p)\n    except BaselineError as e:\n"
-            "        print(e)\n")
+            "for p in sys.argv[1:]:\n    try:\n        load_baseline(p, regular_only=True)\n"
+            "    except BaselineError as e:\n        print(e)\n")
     p = subprocess.run([sys.executable, "-c", code, *(str(tmp_path / n) for n in names)], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0 and not p.stderr, p.stderr
@@ -153,3 +153,23 @@ def test_a_baseline_that_is_a_fifo_a_device_or_huge_is_refused_without_reading_i
     assert said["zero.json"].endswith("cannot read baseline: not a regular file")
     assert said["folder.json"].endswith("cannot read baseline: a folder")
     assert said["huge.json"].endswith("cannot read baseline: 134,217,729 bytes, above the 128 MiB such a file may have")
+
+
+def test_a_baseline_given_on_the_command_line_may_be_a_pipe_and_a_device_stops_at_the_bound(tmp_path):
+    """`--baseline <(git show main:counts.json)` is a pipe: read, as before. A link to /dev/zero
+    named there is read up to the 128 MiB bound and refused, not read until memory runs out."""
+    code = ("import sys\nfrom mlir_lsp_asserts.dispatch.baselines import BaselineError, load_baseline\n"
+            "print(sorted(load_baseline(sys.argv[1]).counts))\n"
+            "try:\n    load_baseline(sys.argv[2])\nexcept BaselineError as e:\n    print(e)\n")
+    fifo = tmp_path / "counts.json"
+    os.mkfifo(fifo)
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    p = subprocess.Popen([sys.executable, "-c", code, str(fifo), str(tmp_path / "zero.json")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "w") as w:  # the writer comes after the reader opened it, as a shell's <(...)
+        w.write('{"version": 1, "counts": {"m.mlir": {"default": 4}}}')
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0 and not err, err
+    listed, refused = out.splitlines()
+    assert listed == "['m.mlir']"
+    assert refused.endswith("cannot read baseline: more than the 128 MiB such a file may have")

@@ -123,9 +123,10 @@ def test_no_settings_a_client_may_send_make_their_reading_raise():
     from mlir_lsp_asserts.server import options
 
     keys = sorted(_flatten(options.defaults_json()))
-    values = [None, True, 0, -1, 2**70, 1.5, 1e308, float("inf"), float("nan"), "", "x", "nan", "false", "1e400",
-              "save", "assume", "MLA001", "--x", "/a\0b/iree-compile", [], [1], ["a"], [None], [[1]], {}, {"a": 1},
-              {"MLA001": "hint"}, {"MLA001": 5}, {"mine": 5}, {"mine": {"flags": [1]}}, {"mine": {"flags": "--x"}}]
+    values = [None, True, 0, -1, 2**70, 10**400, 1.5, 1e308, float("inf"), float("nan"), "", "x", "nan", "false",
+              "1e400", "save", "assume", "MLA001", "--x", "/a\0b/iree-compile", [], [1], ["a"], [None], [[1]], {},
+              {"a": 1}, {"MLA001": "hint"}, {"MLA001": 5}, {"mine": 5}, {"mine": {"flags": [1]}},
+              {"mine": {"flags": "--x"}}]
     rng = random.Random(37)
     read = 0
     for _ in range(3000):
@@ -146,6 +147,8 @@ def test_no_settings_a_client_may_send_make_their_reading_raise():
 @pytest.mark.parametrize("sent, field", [
     ({"dispatch": {"idleMs": float("inf")}}, "dispatch.idle_ms"),  # JSON's 1e400: int(inf) raised
     ({"dispatch": {"idleMs": 2.5}}, "dispatch.idle_ms"),
+    ({"dispatch": {"idleMs": 10**400}}, "dispatch.idle_ms"),  # a 401-digit JSON integer: isfinite overflowed
+    ({"dispatch": {"timeout": 10**400}}, "dispatch.timeout"),
     ({"dispatch": {"timeout": "nan"}}, "dispatch.timeout"),  # every compile was stopped at once
     ({"dispatch": {"timeout": 1e300}}, "dispatch.timeout"),  # the timer's thread died: no timeout
     ({"dispatch": {"timeout": True}}, "dispatch.timeout"),  # was 1 s
@@ -169,6 +172,21 @@ def test_a_setting_of_the_wrong_type_or_out_of_range_is_refused_with_a_warning(s
     assert getattr(getattr(got, part), name) == getattr(getattr(default, part), name)  # the default kept
     assert warnings[0].endswith("default kept") and next(iter(sent[part])) in warnings[0], warnings
     assert got.workspace.max_bytes > 0
+
+
+def test_null_is_a_setting_not_sent():
+    """A client that sends null for what it leaves unset gets no warning, and the value stays."""
+    from mlir_lsp_asserts.server import options
+
+    warnings: list[str] = []
+    current = options.read_options({"mlirLsp": {"dispatch": {"idleMs": 10, "profile": "cpu-host"}}},
+                                   options.ServerOptions(), warnings.append)
+    unset = ("enabled", "attribution", "trigger", "idleMs", "timeout", "autoMaxMegabytes", "profile", "flags", "whatIf")
+    got = options.read_options({"mlirLsp": {"dispatch": dict.fromkeys(unset),
+                                            "workspace": {"maxFiles": None, "maxFileMegabytes": None, "watch": None}}},
+                               current, warnings.append)
+    assert not warnings and got is not None and current is not None
+    assert got.dispatch == current.dispatch and got.workspace == current.workspace
 
 
 def test_numbers_in_range_are_taken_and_numeric_strings_too():

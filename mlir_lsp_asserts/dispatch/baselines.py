@@ -36,8 +36,11 @@ class Baseline:
         return entry.get(profile) if isinstance(entry, dict) else None
 
 
-def load_baseline(path: str) -> Baseline:
-    data = load_json(path, BaselineError, "baseline file not found (create it with --update-baseline)", "baseline")
+def load_baseline(path: str, regular_only: bool = False) -> Baseline:
+    """`regular_only`: the path comes from settings (the server's `dispatch.baseline`, which a
+    cloned repository may set): a fifo or a device is refused unread (`files.load_json`)."""
+    data = load_json(path, BaselineError, "baseline file not found (create it with --update-baseline)", "baseline",
+                     regular_only)
     counts = data.get("counts") if isinstance(data, dict) else None
     if not isinstance(data, dict) or not isinstance(counts, dict):
         raise BaselineError(f"{path}: not a baseline file (expected {{\"version\": 1, \"counts\": {{...}}}})")

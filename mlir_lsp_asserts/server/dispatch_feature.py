@@ -230,7 +230,7 @@ def baseline_result(ls: Server, path: str, text: str, pv: Preview) -> BaselineCo
     if not os.path.isabs(file):
         file = os.path.join(folders[0] if folders else os.path.dirname(os.path.abspath(path)), file)
     try:
-        baseline = load_baseline(file)
+        baseline = load_baseline(file, regular_only=True)  # a setting a cloned repository may write
     except BaselineError as e:
         return BaselineComparison(file, error=str(e))
     key = baseline_key(baseline, path, [*folders, os.path.dirname(file)])

@@ -28,7 +28,7 @@ from ..records import replace as replace_record
 SECTION = "mlirLsp"
 RULE_KEYS = ("select", "ignore", "severity", "fixMode", "fix-mode", "fix_mode", "profiles", "docsBaseUrl",
              "measuredSeverity")
-# The rule keys in the order settings_from_mapping applies them.
+# The rule keys, select before ignore (as settings_from_mapping applies them; the rest are independent).
 RULE_ORDER = ("select", "ignore", "severity", "fix-mode", "profiles", "docs-base-url", "measured-severity")
 TRIGGERS = ("save", "idle", "manual")
 WHAT_IF_MODES = tuple(FixMode)
@@ -153,9 +153,13 @@ def _rules(opts: dict, warn) -> Settings:
 
 def _dispatch(opts: dict, cur: DispatchOptions, warn, refuse_compiler) -> DispatchOptions:
     d = opts.get("dispatch", {})
+    if d is None:
+        return cur
     if not isinstance(d, dict):
         warn("dispatch settings must be an object; default kept")
         return cur
+    # null is a key not sent (it keeps the current value), bar the two whose null means "none"
+    d = {k: v for k, v in d.items() if v is not None or k in ("compilerPath", "baseline")}
     new: dict = {}
     for key in ("enabled", "attribution"):
         if key in d:
@@ -206,6 +210,7 @@ def _workspace(opts: dict, cur: WorkspaceOptions, warn) -> WorkspaceOptions:
     if not isinstance(w, dict):
         warn("workspace settings must be an object; defaults kept")
         return cur
+    w = {k: v for k, v in w.items() if v is not None}  # null: not sent
     new: dict = {}
     if "watch" in w:
         if isinstance(w["watch"], bool):
@@ -237,17 +242,22 @@ MAX_FILE_MB = Bounds(float, 0.001, 1 << 30)
 def _number(value, name: str, bounds: Bounds, warn) -> int | float | None:
     """`value` as the setting's number (a JSON number, or a string of one), or None with a warning:
     a bool, NaN, an infinity (JSON's 1e400), a fraction where a count is asked, out of range."""
-    number: float | None = None
+    number: int | float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = value
     elif isinstance(value, str):
         with contextlib.suppress(ValueError):
             number = float(value)
-    if number is None or not math.isfinite(number) or bounds.kind is int and number != int(number):
-        warn(f"{name} must be {'a whole number' if bounds.kind is int else 'a number'}, not {value!r}; default kept")
+    # ints are compared as they are: math.isfinite and float() overflow above 1e308 (a JSON
+    # integer of 400 digits), and Python compares an int with a float exactly
+    if number is None or isinstance(number, float) and (
+            not math.isfinite(number) or bounds.kind is int and not number.is_integer()):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        warn(f"{name} must be {'a whole number' if bounds.kind is int else 'a number'}, not {shown}; default kept")
         return None
     if not bounds.low <= number <= bounds.high:
-        warn(f"{name} must be between {bounds.low:g} and {bounds.high:g}, not {value!r}; default kept")
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        warn(f"{name} must be between {bounds.low:g} and {bounds.high:g}, not {shown}; default kept")
         return None
     return bounds.kind(number)
 

@@ -113,7 +113,7 @@ def readable_part(converter, data: dict, kind: type):
             return None
         if not any(_drop(data, error) for error in errors):
             return None
-        dropped += errors
+        dropped += [e for e in errors if e not in dropped]
     return None
 
 
@@ -149,7 +149,11 @@ class _OneLineForUnreadParams(logging.Filter):
     in one line (which message, what the client got)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Unable to deserialize message")
+        if not str(record.msg).startswith("Unable to deserialize message"):
+            return True
+        # pygls passes the traceback as the message's argument: only params that do not read
+        # (ClassValidationError) are ours to say; an internal error keeps its traceback
+        return "ClassValidationError" not in record.getMessage()
 
 
 ONE_LINE_FOR_UNREAD_PARAMS = _OneLineForUnreadParams()

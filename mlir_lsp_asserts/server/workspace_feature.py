@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..checker import check_text
-from ..config import Settings, editor_settings_for, exclude_for
+from ..config import Settings, editor_settings_for, excludes_for
 from ..files import discover, excluded_by_config, walk_skips
 from ..processes import exit_with_parent
 from ..source import SourceError, read_source
@@ -186,10 +186,10 @@ def check_file(ls, path: str) -> None:
 
 
 def _config_excludes(path: str) -> bool:
-    """Whether the config file that holds for `path` excludes it (`files.excluded_by_config`); a
-    config that cannot be read excludes nothing (the file's check reports that config)."""
-    found = exclude_for(path)
-    return found is not None and excluded_by_config(path, *found)
+    """Whether a config file above `path` excludes it, as CI's `mlir-lsp --check .` in its folder
+    would (`files.excluded_by_config`); a config that cannot be read excludes nothing (the file's
+    check reports that config)."""
+    return any(excluded_by_config(path, config, exclude) for config, exclude in excludes_for(path))
 
 
 def _publish_unless_open(ls, uri: str, params_json: str) -> None:
