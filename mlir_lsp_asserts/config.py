@@ -356,8 +356,7 @@ def editor_settings_for(path: str | os.PathLike[str] | None, editor: Settings) -
     if found is None:
         return editor, None
     try:
-        st = os.stat(found)
-        return _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size), None
+        return _load_current(found), None
     except OSError as e:
         return editor, f"{found}: cannot read: {e.strerror or e}"
     except ConfigError as e:
@@ -373,8 +372,7 @@ def excludes_for(path: str) -> list[tuple[str, tuple[str, ...]]]:
     start = path
     while (found := find_config_file(start)) is not None:
         try:
-            st = os.stat(found)
-            out.append((found, _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size).exclude))
+            out.append((found, _load_current(found).exclude))
         except (OSError, ConfigError):
             pass
         folder = os.path.dirname(os.path.realpath(found))
@@ -382,6 +380,12 @@ def excludes_for(path: str) -> list[tuple[str, tuple[str, ...]]]:
         if start == folder:
             break
     return out
+
+
+def _load_current(found: str) -> Settings:
+    """The config file's settings as it is now: read again when its size or mtime changed."""
+    st = os.stat(found)
+    return _load_config_as_of(os.path.realpath(found), st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=64)

@@ -250,13 +250,12 @@ def _number(value, name: str, bounds: Bounds, warn) -> int | float | None:
             number = float(value)
     # ints are compared as they are: math.isfinite and float() overflow above 1e308 (a JSON
     # integer of 400 digits), and Python compares an int with a float exactly
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
     if number is None or isinstance(number, float) and (
             not math.isfinite(number) or bounds.kind is int and not number.is_integer()):
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         warn(f"{name} must be {'a whole number' if bounds.kind is int else 'a number'}, not {shown}; default kept")
         return None
     if not bounds.low <= number <= bounds.high:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         warn(f"{name} must be between {bounds.low:g} and {bounds.high:g}, not {shown}; default kept")
         return None
     return bounds.kind(number)
